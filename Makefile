@@ -1,0 +1,38 @@
+# One command for the demo, one for the tests; both set up the virtual environment they need.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# the CPU build of torch first: a torch range resolved on its own would pull a multi-GB CUDA build
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/tokenmill demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check pipeline flows training tests benchmarks
+	$(BIN)/ruff format --check pipeline flows training tests benchmarks
+
+bench: setup
+	$(BIN)/python benchmarks/curate_bench.py
+
+clean:
+	rm -rf runs .pytest_cache

@@ -1,0 +1,129 @@
+"""The accounting contract every tokenmill stage follows.
+
+Every document a stage receives is either passed on or dropped with a ``Drop`` (rule, score).
+Drops are written as one JSON row per document under ``<run>/dropped/<source>/<stage>/<rank>.jsonl.gz``
+and counted in the step's datatrove stats as ``dropped_<rule>``; the end-of-run check
+``read == kept + dropped`` (``pipeline.accounting``) reads those rows back.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from dataclasses import dataclass, field
+from typing import IO, Any, ClassVar
+
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+SNIPPET_CHARS = 300
+
+
+@dataclass
+class Drop:
+    """Why a document leaves the pipeline. ``stage`` overrides the dropping step's stage name."""
+
+    rule: str
+    score: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    stage: str | None = None
+
+
+def drop_row(doc: Document, stage: str, drop: Drop) -> dict[str, Any]:
+    """The JSON row recorded for one dropped document."""
+    row: dict[str, Any] = {
+        "id": doc.id,
+        "source": doc.metadata.get("source"),
+        "stage": drop.stage or stage,
+        "rule": drop.rule,
+        "score": None if drop.score is None else float(drop.score),
+        "url": doc.metadata.get("url"),
+        "snippet": (doc.text or "")[:SNIPPET_CHARS],
+    }
+    row.update(drop.extra)
+    return row
+
+
+class DropWriter:
+    """Appends drop rows for one (stage, rank) to a gzipped JSONL file; opened lazily."""
+
+    def __init__(self, drops_dir: str | None, stage: str, rank: int):
+        self.path = None if drops_dir is None else os.path.join(drops_dir, stage, f"{rank:05d}.jsonl.gz")
+        self._handle: IO[str] | None = None
+        self.count = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.count += 1
+        if self.path is None:
+            return
+        if self._handle is None:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            # "wt" truncates: a rank rerun after a crash rewrites its rows instead of duplicating them
+            self._handle = gzip.open(self.path, "wt", encoding="utf-8", compresslevel=3)
+        self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> DropWriter:
+        if self.path is not None and os.path.exists(self.path):
+            os.remove(self.path)  # a rerun of this rank starts from a clean slate
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AccountedStep(PipelineStep):
+    """Base for tokenmill stages: subclasses implement ``process`` and never lose a document silently.
+
+    ``process`` may modify ``doc`` in place (text, metadata) and returns ``None`` to keep it or a
+    ``Drop`` to remove it. Stats (``in``, ``kept``, ``dropped``, ``dropped_<rule>``) go through
+    datatrove's ``stat_update`` so they appear in the executor's ``stats.json``.
+    """
+
+    stage: ClassVar[str] = "stage"
+    type = "🧮 - TOKENMILL"
+
+    def __init__(self, drops_dir: str | None = None):
+        super().__init__()
+        self.drops_dir = drops_dir
+
+    def setup(self) -> None:
+        """Load heavy resources (models, compiled regexes) once per rank, inside the worker."""
+
+    def process(self, doc: Document) -> Drop | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def process_batch(self, docs: list[Document]) -> list[Drop | None]:
+        """Override for batched work; the default calls ``process`` per document."""
+        return [self.process(doc) for doc in docs]
+
+    batch_size: int = 1
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        self.setup()
+        with DropWriter(self.drops_dir, self.stage, rank) as drops:
+            batch: list[Document] = []
+            for doc in data:
+                batch.append(doc)
+                if len(batch) >= self.batch_size:
+                    yield from self._handle_batch(batch, drops)
+                    batch = []
+            if batch:
+                yield from self._handle_batch(batch, drops)
+
+    def _handle_batch(self, batch: list[Document], drops: DropWriter) -> DocumentsPipeline:
+        with self.track_time("batch" if self.batch_size > 1 else None):
+            verdicts = self.process_batch(batch)
+        for doc, verdict in zip(batch, verdicts, strict=True):
+            self.stat_update("in")
+            if verdict is None:
+                self.stat_update("kept")
+                yield doc
+            else:
+                self.stat_update("dropped", f"dropped_{verdict.rule}")
+                drops.write(drop_row(doc, self.stage, verdict))

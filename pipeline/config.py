@@ -1,0 +1,179 @@
+"""Recipe models: a YAML recipe validated by pydantic.
+
+Unknown keys and wrong types are errors; ``load_recipe`` turns pydantic's report into a
+``RecipeError`` that names the file and the dotted field path (``sources.0.kind``).
+Each stage owns its config model in its own module; this file only assembles them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from pipeline.config_base import StrictModel
+
+SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
+
+
+
+class ReaderOptions(StrictModel):
+    """Reader options; each reader uses the ones that apply to its format."""
+
+    text_key: str = "text"
+    id_key: str = "id"
+    url_key: str = "url"
+    recursive: bool = True
+    glob: str | None = Field(default=None, description="pattern of files inside a folder path")
+    split: str = "train"
+    max_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="larger records are dropped as too_large")
+    limit: int = Field(default=-1, description="read at most this many documents per rank (-1: all)")
+
+
+class SourceConfig(StrictModel):
+    name: str
+    kind: Literal["warc", "jsonl", "parquet", "hf", "folder", "auto"] = "auto"
+    path: str
+    options: ReaderOptions = ReaderOptions()
+    weight: float | None = Field(default=None, gt=0, description="mixing weight (tokenize stage)")
+    epochs: float | None = Field(default=None, gt=0, description="alternative to weight: repeat count")
+    priority: int = Field(default=0, description="dedup keeps the copy from the highest-priority source")
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_identifier(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
+            raise ValueError("source names use letters, digits, '_', '.', '-' (they become folder names)")
+        return value
+
+
+class SlurmOptions(StrictModel):
+    partition: str
+    time: str = "24:00:00"
+    cpus_per_task: int = 1
+    mem_per_cpu_gb: int = 2
+    qos: str | None = None
+    sbatch_args: dict[str, Any] = {}
+
+
+class RayOptions(StrictModel):
+    address: str | None = Field(default=None, description="None starts a local Ray instance")
+    cpus_per_task: int = 1
+    mem_per_cpu_gb: float = 2
+
+
+class ExecutorConfig(StrictModel):
+    kind: Literal["local", "slurm", "ray"] = "local"
+    tasks: int = Field(default=2, gt=0, description="ranks per source; input files are split across them")
+    workers: int = Field(default=-1, description="concurrent ranks (-1: as many as tasks)")
+    slurm: SlurmOptions | None = None
+    ray: RayOptions | None = None
+
+    @model_validator(mode="after")
+    def _slurm_needs_options(self) -> ExecutorConfig:
+        if self.kind == "slurm" and self.slurm is None:
+            raise ValueError("executor.kind 'slurm' needs an executor.slurm section (at least partition)")
+        return self
+
+
+def _stage_models() -> dict[str, type[BaseModel]]:
+    from pipeline.stages.extract import ExtractConfig
+    from pipeline.stages.language import LanguageConfig
+    from pipeline.stages.pii import PIIConfig
+    from pipeline.stages.quality import QualityConfig
+
+    return {
+        "extract": ExtractConfig,
+        "language": LanguageConfig,
+        "quality": QualityConfig,
+        "pii": PIIConfig,
+    }
+
+
+_models = _stage_models()
+ExtractConfig = _models["extract"]
+LanguageConfig = _models["language"]
+QualityConfig = _models["quality"]
+PIIConfig = _models["pii"]
+
+
+class StagesConfig(StrictModel):
+    """Per-stage parameters; set a stage to ``null`` in YAML to switch it off (extract excepted)."""
+
+    extract: ExtractConfig = ExtractConfig()  # type: ignore[valid-type]
+    language: LanguageConfig | None = LanguageConfig()  # type: ignore[valid-type]
+    quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
+    pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]
+
+
+class Recipe(StrictModel):
+    name: str
+    output_dir: str = Field(description="the run directory; relative paths are taken from the working directory")
+    sources: list[SourceConfig] = Field(min_length=1)
+    stages: StagesConfig = StagesConfig()
+    executor: ExecutorConfig = ExecutorConfig()
+
+    @model_validator(mode="after")
+    def _unique_source_names(self) -> Recipe:
+        names = [s.name for s in self.sources]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(duplicates)}")
+        return self
+
+    def config_hash(self) -> str:
+        """Stable hash of the resolved recipe (what ``config.yaml`` records)."""
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot be used; the message names the file and each offending field."""
+
+
+def format_validation_error(error: ValidationError, origin: str) -> str:
+    lines = [f"{origin}: invalid recipe"]
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        lines.append(f"  {where}: {message}")
+    return "\n".join(lines)
+
+
+def parse_recipe(data: Any, origin: str = "<recipe>") -> Recipe:
+    """Validate an already-loaded mapping; errors name ``origin`` and the field path."""
+    if not isinstance(data, dict):
+        raise RecipeError(f"{origin}: a recipe must be a YAML mapping, got {type(data).__name__}")
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as error:
+        raise RecipeError(format_validation_error(error, origin)) from None
+
+
+def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Recipe:
+    """Read and validate a recipe file; ``overrides`` are merged on top (top-level keys)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecipeError(f"{path}: recipe file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise RecipeError(f"{path}: not valid YAML: {error}") from None
+    if overrides and isinstance(data, dict):
+        data = {**data, **overrides}
+    return parse_recipe(data, str(path))
+
+
+def dump_recipe(recipe: Recipe, path: str | Path) -> None:
+    """Write the resolved recipe (every default filled in) with its hash."""
+    payload = recipe.model_dump(mode="json")
+    header = f"# resolved by tokenmill; config_hash: {recipe.config_hash()}\n"
+    body = yaml.safe_dump(payload, sort_keys=False, allow_unicode=True)
+    Path(path).write_text(header + body, encoding="utf-8")

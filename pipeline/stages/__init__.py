@@ -1,0 +1,1 @@
+"""One module per curation stage; each holds its config model and its datatrove step."""

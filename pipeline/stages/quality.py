@@ -1,0 +1,9 @@
+"""Quality filters (placeholder config; the stage is being written)."""
+
+from __future__ import annotations
+
+from pipeline.config_base import StrictModel
+
+
+class QualityConfig(StrictModel):
+    pass
