@@ -1,0 +1,119 @@
+"""Assemble a source's curation pipeline and the datatrove executor that runs it.
+
+read → [ledger] → extract → language → quality → pii → write curated/<source>/ → [ledger]
+
+Stages come from the recipe (a stage set to null is skipped); the executor kind (local, Slurm, Ray)
+comes from the recipe too, so the same recipe scales out without edits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from datatrove.pipeline.base import PipelineStep
+
+from pipeline.accounting import KeptLedger, ReadLedger
+from pipeline.config import ExecutorConfig, Recipe, SourceConfig
+from pipeline.layout import RunLayout
+
+
+def build_stages(recipe: Recipe, drops_dir: str) -> list[PipelineStep]:
+    """The text stages after the reader, in order, each writing drop rows under ``drops_dir``."""
+    from pipeline.stages.extract import ExtractStage
+    from pipeline.stages.language import LanguageStage
+    from pipeline.stages.pii import PIIStage
+    from pipeline.stages.quality import QualityStage
+
+    stages_cfg = recipe.stages
+    steps: list[PipelineStep] = [ExtractStage(stages_cfg.extract, drops_dir=drops_dir)]
+    if stages_cfg.language is not None:
+        steps.append(LanguageStage(stages_cfg.language, drops_dir=drops_dir))
+    if stages_cfg.quality is not None:
+        steps.append(QualityStage(stages_cfg.quality, drops_dir=drops_dir))
+    if stages_cfg.pii is not None:
+        steps.append(PIIStage(stages_cfg.pii, drops_dir=drops_dir))
+    return steps
+
+
+def build_source_pipeline(
+    recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
+) -> list[PipelineStep]:
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from pipeline.readers import build_reader
+
+    reader = build_reader(source, input_path)
+    writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
+    return [
+        reader,
+        ReadLedger(),
+        *build_stages(recipe, str(layout.dropped(source.name))),
+        writer,
+        KeptLedger(),
+    ]
+
+
+def build_executor(
+    config: ExecutorConfig,
+    pipeline: list[PipelineStep],
+    logging_dir: str | Path,
+    tasks: int | None = None,
+    job_name: str = "tokenmill",
+    depends: Any = None,
+):
+    """A datatrove executor for ``pipeline`` as the recipe's executor section describes."""
+    tasks = tasks or config.tasks
+    workers = config.workers if config.workers != -1 else tasks
+    logging_dir = str(logging_dir)
+    if config.kind == "local":
+        from datatrove.executor import LocalPipelineExecutor
+
+        return LocalPipelineExecutor(
+            pipeline=pipeline, tasks=tasks, workers=min(workers, tasks), logging_dir=logging_dir, depends=depends
+        )
+    if config.kind == "slurm":
+        from datatrove.executor import SlurmPipelineExecutor
+
+        slurm = config.slurm
+        assert slurm is not None  # validated by ExecutorConfig
+        return SlurmPipelineExecutor(
+            pipeline=pipeline,
+            tasks=tasks,
+            workers=workers,
+            time=slurm.time,
+            partition=slurm.partition,
+            cpus_per_task=slurm.cpus_per_task,
+            mem_per_cpu_gb=slurm.mem_per_cpu_gb,
+            qos=slurm.qos or "normal",
+            sbatch_args=slurm.sbatch_args or None,
+            job_name=job_name,
+            logging_dir=logging_dir,
+            depends=depends,
+        )
+    from datatrove.executor.ray import RayPipelineExecutor
+
+    ray_cfg = config.ray
+    if ray_cfg is not None and ray_cfg.address:
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address=ray_cfg.address)
+    return RayPipelineExecutor(
+        pipeline=pipeline,
+        tasks=tasks,
+        workers=workers,
+        logging_dir=logging_dir,
+        cpus_per_task=ray_cfg.cpus_per_task if ray_cfg else 1,
+        mem_per_cpu_gb=ray_cfg.mem_per_cpu_gb if ray_cfg else 2,
+        depends=depends,
+    )
+
+
+def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None) -> None:
+    """Run one source's curation pipeline; finished ranks are skipped on a rerun."""
+    pipeline = build_source_pipeline(recipe, source, layout, input_path)
+    executor = build_executor(
+        recipe.executor, pipeline, layout.logs("curate", source.name), job_name=f"curate-{source.name}"
+    )
+    executor.run()

@@ -1,0 +1,49 @@
+"""Run-level orchestration of curation without Prefect: prepare the run directory, curate each
+source, check the accounts, write the report. The Prefect flow calls these same functions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pipeline.accounting import SourceAccount, account_source, check_accounts
+from pipeline.config import Recipe, RecipeError, SourceConfig, dump_recipe
+from pipeline.layout import RunLayout
+
+
+def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | None) -> Recipe:
+    """The recipe's stages applied to one other input (kind detected from the path) and/or output."""
+    data = recipe.model_dump()
+    if input_path is not None:
+        path = Path(input_path)
+        if not path.exists() and not any(ch in input_path for ch in "*?["):
+            raise FileNotFoundError(f"input path does not exist: {input_path}")
+        stem = path.name.split(".")[0]
+        name = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in stem).strip("_.-") or "input"
+        data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path)}]
+    if output_dir is not None:
+        data["output_dir"] = str(output_dir)
+    return Recipe.model_validate(data)
+
+
+def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
+    """Create the run directory; refuse to mix two different recipes' results in one directory."""
+    layout = RunLayout.at(recipe.output_dir)
+    if layout.config.exists():
+        first_line = layout.config.read_text(encoding="utf-8").splitlines()[0]
+        if recipe.config_hash() not in first_line:
+            if not overwrite:
+                raise RecipeError(
+                    f"{layout.config}: this run directory holds a run of a different recipe "
+                    f"(expected config_hash {recipe.config_hash()}); use another output directory or overwrite"
+                )
+            shutil.rmtree(layout.root)
+    layout.root.mkdir(parents=True, exist_ok=True)
+    dump_recipe(recipe, layout.config)
+    return layout
+
+
+def account_all(recipe: Recipe, layout: RunLayout) -> list[SourceAccount]:
+    accounts = [account_source(layout, source.name) for source in recipe.sources]
+    check_accounts(accounts)
+    return accounts
