@@ -14,18 +14,17 @@ from typing import Any
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import KeptLedger, ReadLedger
-from pipeline.config import ExecutorConfig, Recipe, SourceConfig
+from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
 from pipeline.layout import RunLayout
 
 
-def build_stages(recipe: Recipe, drops_dir: str) -> list[PipelineStep]:
+def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
     """The text stages after the reader, in order, each writing drop rows under ``drops_dir``."""
     from pipeline.stages.extract import ExtractStage
     from pipeline.stages.language import LanguageStage
     from pipeline.stages.pii import PIIStage
     from pipeline.stages.quality import QualityStage
 
-    stages_cfg = recipe.stages
     steps: list[PipelineStep] = [ExtractStage(stages_cfg.extract, drops_dir=drops_dir)]
     if stages_cfg.language is not None:
         steps.append(LanguageStage(stages_cfg.language, drops_dir=drops_dir))
@@ -48,7 +47,7 @@ def build_source_pipeline(
     return [
         reader,
         ReadLedger(),
-        *build_stages(recipe, str(layout.dropped(source.name))),
+        *build_stages(recipe.stages, str(layout.dropped(source.name))),
         writer,
         KeptLedger(),
     ]

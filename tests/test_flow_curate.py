@@ -1,0 +1,48 @@
+"""The Prefect ``curate`` flow runs a recipe, publishes the funnel artifact and returns the summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_curate_flow_with_input_override(tmp_path: Path, prefect_harness) -> None:
+    from flows.curate import curate
+    from pipeline.sample import generate_sample
+
+    sample = tmp_path / "sample"
+    generate_sample(sample, seed=5, pages=30, warc_files=2, domain_docs=4)
+    recipe = yaml.safe_load((REPO / "configs" / "web.yaml").read_text())
+    recipe["executor"] = {"kind": "local", "tasks": 1, "workers": 1}
+    recipe_path = tmp_path / "web.yaml"
+    recipe_path.write_text(yaml.safe_dump(recipe))
+
+    result = curate(str(recipe_path), input=str(sample / "crawl"), output=str(tmp_path / "run"))
+
+    assert [s["source"] for s in result["sources"]] == ["crawl"]
+    source = result["sources"][0]
+    assert source["balanced"] and source["read"] == source["kept_final"] + source["dropped_total"]
+    assert (tmp_path / "run" / "report.md").exists()
+
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+
+    async def artifact_markdown() -> str:
+        async with get_client() as client:
+            artifact = await client.read_latest_artifacts()
+            return next(a.data for a in artifact if a.key == "curation-funnel")
+
+    assert "| crawl |" in asyncio.run(artifact_markdown())
+
+
+def test_missing_input_fails_fast_naming_the_path(tmp_path: Path, prefect_harness) -> None:
+    from flows.curate import curate
+
+    with pytest.raises(FileNotFoundError, match="no/such/crawl"):
+        curate(str(REPO / "configs" / "web.yaml"), input=str(tmp_path / "no/such/crawl"), output=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()
