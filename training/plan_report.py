@@ -1,0 +1,209 @@
+"""The budget report: ``plan.md`` (tables + verdicts) and a PNG of the plan in the (N, D) plane.
+
+The plot shows the parametric fit's loss contours over model size N and tokens D, iso-FLOP lines
+(C = 6·N·D), the compute-optimal frontier (the fit's, and the 20 tokens/param rule), the plan and the
+compute-optimal point for its budget; a second panel shows loss along the plan's iso-FLOP line, which is
+how Chinchilla's Approach 2 reads off N*. matplotlib runs with the Agg backend (no display).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from training.budget import FITS, LOSS_CAVEAT, Plan, check, human
+from training.gpus import GIB
+
+PNG_NAME = "plots/plan.png"
+
+
+def _gib(value: float) -> str:
+    return f"{value / GIB:,.1f} GiB"
+
+
+def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] | None = None) -> str:
+    """The plan as markdown; ``png`` is the image path relative to the markdown file (None: no image)."""
+    blocking = check(plan) if blocking is None else blocking
+    memory = plan.memory
+    title = plan.model.get("name") or human(plan.params)
+    lines = [f"# Training plan: {title} on {human(plan.tokens)} tokens", ""]
+    lines += ["## Verdict", ""] + [f"- {v}" for v in plan.verdicts] + [""]
+    if blocking:
+        lines += ["**Blocking** (training refuses to start unless forced):", ""] + [f"- {p}" for p in blocking] + [""]
+    for warning in plan.warnings:
+        lines += [f"> **Warning:** {warning}", ""]
+    lines += [
+        "## Size and compute",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| parameters | {plan.params:,.0f} ({human(plan.params)}) |",
+        f"| non-embedding parameters | {plan.non_embedding_params:,.0f} |",
+        f"| tokens | {plan.tokens:,.0f} ({human(plan.tokens)}) |",
+        f"| tokens per parameter | {plan.tokens_per_param:,.1f} |",
+        f"| FLOPs per token ({plan.convention}) | {plan.flops_per_token:.4g} |",
+        f"| training FLOPs | {human(plan.flops, 'flops')} ({plan.pf_days:,.1f} PF-days) |",
+        f"| GPU | {plan.gpus} × {plan.gpu['name']} ({plan.gpu['bf16_tflops']:g} TFLOP/s bf16 dense) at MFU "
+        f"{plan.mfu:.0%} |",
+        f"| GPU-hours | {plan.gpu_hours:,.1f} |",
+        f"| wall time | {plan.wall_hours:,.1f} h ({plan.wall_hours / 24:,.2f} days) |",
+    ]
+    if plan.cost is not None:
+        lines.append(f"| cost | {plan.cost:,.0f} |")
+    if plan.budget_flops is not None:
+        lines.append(f"| budget | {human(plan.budget_flops, 'flops')} FLOPs |")
+    opt, fit = plan.optimal, plan.optimal_fit
+    lines += [
+        "",
+        f"## Compute-optimal for {human(opt['flops'], 'flops')} FLOPs (C = 6ND)",
+        "",
+        "| method | N* | D* | tokens/param |",
+        "|---|---|---|---|",
+        f"| {opt['method']} rule | {human(opt['params'])} | {human(opt['tokens'])} | "
+        f"{opt['tokens'] / opt['params']:.1f} |",
+        f"| {fit['fit']} fit ({fit['source']}) | {human(fit['params'])} | {human(fit['tokens'])} | "
+        f"{fit['tokens'] / fit['params']:.1f} |",
+        "",
+        f"Predicted loss ({fit['fit']} fit): plan {plan.predicted_loss:.3f}, compute-optimal {fit['loss']:.3f}. "
+        f"{LOSS_CAVEAT}",
+        "",
+        "## Memory per GPU",
+        "",
+        f"{memory.strategy} over {memory.gpus} GPU(s), precision {memory.precision}, micro-batch "
+        f"{memory.micro_batch} × {memory.seq_len}, activation checkpointing "
+        f"{'on' if memory.activation_checkpointing else 'off'}, attention {memory.attention}.",
+        "",
+        "| part | per GPU |",
+        "|---|---|",
+    ]
+    lines += [f"| {part.replace('_', ' ')} | {_gib(value)} |" for part, value in memory.breakdown.items()]
+    lines += [
+        f"| **total** | **{_gib(memory.per_gpu_bytes)}** of {_gib(memory.usable_bytes)} usable "
+        f"({'fits' if memory.fits else 'does not fit'}) |",
+        "",
+    ]
+    if memory.suggestion:
+        lines += [f"Cheapest change that fits: {memory.suggestion}.", ""]
+    if plan.data.get("unique_tokens") is not None:
+        epochs = plan.data["epochs"]
+        lines += [
+            "## Data",
+            "",
+            f"{human(plan.data['unique_tokens'])} unique tokens available; the plan reads them {epochs:.2f} times"
+            f"{' — data-limited' if plan.data_limited else ''}.",
+            "",
+        ]
+    if plan.domain:
+        d = plan.domain
+        lines += [
+            "## Domain-adaptive training",
+            "",
+            f"- continued tokens: {human(d['continued_tokens'])} = {d['share_of_base']:.1%} of the base model's "
+            f"{human(d['base_tokens'])} ({d['base_tokens_per_param']:.0f} tokens/param)",
+            f"- general-data replay: {d['replay_share'][0]:.0%}–{d['replay_share'][1]:.0%} of the mix "
+            f"({human(d['replay_tokens'][0])}–{human(d['replay_tokens'][1])} tokens)",
+            f"- learning rate: {d['learning_rate']}",
+            f"- {d['ladder']}",
+            "",
+        ]
+    if png:
+        lines += ["## Where the plan sits", "", f"![plan]({png})", ""]
+    notes = [n for n in plan.notes if n != LOSS_CAVEAT]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    return "\n".join(lines)
+
+
+def plot_plan(plan: Plan, path: str | Path) -> Path:
+    """Loss contours / iso-FLOP lines over (N, D) with the plan and the frontier; returns the PNG path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fit = FITS[plan.optimal_fit["fit"]]
+    c_ref = plan.optimal["flops"]
+    n_points = [plan.params, plan.optimal["params"], plan.optimal_fit["params"]]
+    d_points = [plan.tokens, plan.optimal["tokens"], plan.optimal_fit["tokens"]]
+    n_lo, n_hi = min(n_points) / 30, max(n_points) * 30
+    d_lo, d_hi = min(d_points) / 30, max(d_points) * 30
+    n_grid = np.logspace(np.log10(n_lo), np.log10(n_hi), 200)
+    d_grid = np.logspace(np.log10(d_lo), np.log10(d_hi), 200)
+    nn, dd = np.meshgrid(n_grid, d_grid)
+    loss = fit.E + fit.A / nn**fit.alpha + fit.B / dd**fit.beta
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.5))
+    contours = ax.contourf(nn, dd, loss, levels=20, cmap="viridis_r", alpha=0.85)
+    fig.colorbar(contours, ax=ax, label=f"predicted loss ({fit.name} fit)")
+    for k in np.arange(-3, 4):
+        c = c_ref * 10.0**k
+        ax.plot(n_grid, c / (6 * n_grid), color="white", lw=0.8, ls="--", alpha=0.7)
+        x = n_grid[len(n_grid) // 8 * 7]
+        y = c / (6 * x)
+        if d_lo < y < d_hi:
+            ax.annotate(f"{c:.0e}", (x, y), color="white", fontsize=7)
+    budgets = c_ref * np.logspace(-4, 4, 60)
+    frontier = np.array([fit.optimal(c) for c in budgets])
+    ax.plot(frontier[:, 0], frontier[:, 1], color="orange", lw=2, label=f"{fit.name} fit frontier")
+    ratio = plan.optimal["tokens"] / plan.optimal["params"]
+    ax.plot(n_grid, ratio * n_grid, color="red", lw=1.5, ls=":", label=f"{ratio:g} tokens/param")
+    ax.scatter([plan.params], [plan.tokens], marker="*", s=250, color="black", zorder=5, label="plan")
+    ax.scatter(
+        [plan.optimal["params"]],
+        [plan.optimal["tokens"]],
+        marker="o",
+        s=80,
+        color="red",
+        zorder=5,
+        label="compute-optimal (rule)",
+    )
+    ax.scatter(
+        [plan.optimal_fit["params"]],
+        [plan.optimal_fit["tokens"]],
+        marker="D",
+        s=60,
+        color="orange",
+        zorder=5,
+        label="compute-optimal (fit)",
+    )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(n_lo, n_hi),
+        ylim=(d_lo, d_hi),
+        xlabel="parameters N",
+        ylabel="training tokens D",
+        title="Loss over (N, D); dashed: iso-FLOP lines C = 6ND",
+    )
+    ax.legend(loc="upper left", fontsize=8)
+
+    iso_n = np.logspace(np.log10(n_lo), np.log10(n_hi), 300)
+    ax2.plot(iso_n, fit.loss(iso_n, c_ref / (6 * iso_n)), color="tab:blue")
+    ax2.axvline(plan.params, color="black", ls="--", label=f"plan {human(plan.params)}")
+    ax2.axvline(plan.optimal["params"], color="red", ls=":", label=f"rule N* {human(plan.optimal['params'])}")
+    ax2.axvline(
+        plan.optimal_fit["params"], color="orange", ls="-.", label=f"fit N* {human(plan.optimal_fit['params'])}"
+    )
+    ax2.set(xscale="log", xlabel="parameters N", ylabel="predicted loss", title=f"Iso-FLOP profile at C = {c_ref:.2e}")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> dict[str, Any]:
+    """Write ``plan.json``, ``plan.md`` and ``plots/plan.png`` into ``out_dir`` (a run directory)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    blocking = check(plan)
+    payload = plan.to_dict() | {"blocking": blocking}
+    (out / "plan.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    png = plot_plan(plan, out / PNG_NAME) if with_png else None
+    markdown = render_markdown(plan, PNG_NAME if png else None, blocking)
+    (out / "plan.md").write_text(markdown, encoding="utf-8")
+    return {"json": out / "plan.json", "markdown": out / "plan.md", "png": png, "text": markdown}
