@@ -88,7 +88,8 @@ class ExtractStage(AccountedStep):
         """Decide, before extraction, whether a record may be extracted at all."""
         meta = doc.metadata
         if meta.get("read_error"):
-            return Drop(rule=str(meta["read_error"]), stage="read")
+            extra = {k: meta[k] for k in ("file", "read_error_detail") if meta.get(k) is not None}
+            return Drop(rule=str(meta["read_error"]), stage="read", extra=extra)
         status = meta.get("http_status")
         if status is not None and int(status) != 200:
             return Drop(rule="http_status", score=float(status))

@@ -1,0 +1,21 @@
+"""``tokenmill sample``: write the bundled demo sample without running anything on it."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def sample(
+        out: str = typer.Option("runs/sample", help="output folder"),
+        seed: int = typer.Option(0),
+        pages: int = typer.Option(400, min=1, help="response records in the crawl (all kinds)"),
+        warc_files: int = typer.Option(4, min=1),
+        domain_docs: int = typer.Option(60, min=1),
+    ) -> None:
+        """Write the demo sample: a WARC crawl, a domain-document folder and truth.json."""
+        from pipeline.sample import generate_sample
+
+        info = generate_sample(out, seed=seed, pages=pages, warc_files=warc_files, domain_docs=domain_docs)
+        typer.echo(f"{info.pages} pages in {len(info.warc_paths)} WARC files, {info.domain_docs} domain docs → {info.truth_path}")

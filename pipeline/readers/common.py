@@ -1,0 +1,176 @@
+"""Pieces every tokenmill reader shares: read-error placeholders, decoding, opening compressed files.
+
+A reader never loses a record silently. What it cannot turn into a document becomes a *placeholder*:
+``Document(text="", id=f"{file}#{offset or index}", metadata={"source", "read_error": rule, "file"})``;
+the extract stage drops it with stage ``read`` and that rule, so ``read == kept + dropped`` still holds.
+Rules used by the readers:
+
+- ``truncated_file``: the file (or its compression stream) ends inside a record; one per file.
+- ``corrupt_record``: a record (WARC record, Parquet row group) that cannot be parsed; reading resumes
+  after it where the format allows.
+- ``corrupt_file``: the file cannot be read from this point on (bad compressed data, not a Parquet file).
+- ``too_large``: a record over ``options.max_bytes``; its bytes are skipped, never turned into a string.
+- ``bad_json``, ``missing_text``, ``bad_text``: a JSONL/Parquet/datasets row without usable text.
+
+Why a hand-written zstd reader: ``zstandard``'s ``stream_reader`` (what fsspec uses for ``.zst``) returns
+EOF without an error when a file is cut inside a frame; a 1,000-line file cut by 300 bytes read as zero
+lines. ``_ZstdReader`` checks the frame really ended and raises ``EOFError`` like ``gzip`` does.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import math
+import os
+from typing import IO, Any
+
+from datatrove.data import Document
+
+COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
+HTML_MIME_TYPES = ("text/html", "application/xhtml+xml")
+CHUNK = 1 << 20
+
+
+class InputError(ValueError):
+    """A source that cannot be read at all: a missing path, or a folder/glob without readable files."""
+
+
+def placeholder(source: str, file: str, where: int | str, rule: str, detail: str | None = None, **extra) -> Document:
+    """The document that stands for a record a reader could not read (see module docstring)."""
+    metadata: dict[str, Any] = {"source": source, "read_error": rule, "file": file}
+    if detail:
+        metadata["read_error_detail"] = detail[:300]
+    metadata.update(extra)
+    return Document(text="", id=f"{file}#{where}", metadata=metadata)
+
+
+def strip_compression(name: str) -> str:
+    """``a/b.jsonl.gz`` → ``a/b.jsonl``: what is left once the compression suffix is removed."""
+    lower = name.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def extension(name: str) -> str:
+    """Lower-case extension after stripping a compression suffix (``x.JSONL.gz`` → ``.jsonl``)."""
+    return os.path.splitext(strip_compression(os.path.basename(name)))[1].lower()
+
+
+class _ZstdReader(io.RawIOBase):
+    """Streaming zstd decompression that raises ``EOFError`` when the input stops inside a frame."""
+
+    def __init__(self, raw: IO[bytes]):
+        import zstandard
+
+        self._raw = raw
+        self._dctx = zstandard.ZstdDecompressor()
+        self._dobj = self._dctx.decompressobj()
+        self._in_frame = False
+        self._buffer = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:  # type: ignore[override]
+        while not self._buffer:
+            chunk = self._raw.read(CHUNK)
+            if not chunk:
+                if self._in_frame:
+                    raise EOFError("zstd stream ended before the end of a frame (truncated file)")
+                return 0
+            self._feed(chunk)
+        size = min(len(target), len(self._buffer))
+        target[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
+
+    def _feed(self, data: bytes) -> None:
+        while data:
+            self._in_frame = True
+            self._buffer += self._dobj.decompress(data)
+            if not self._dobj.eof:
+                return
+            # one frame done; concatenated frames are legal, so start a new one on the rest
+            data = self._dobj.unused_data
+            self._dobj = self._dctx.decompressobj()
+            self._in_frame = False
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def open_decompressed(folder, path: str) -> IO[bytes]:
+    """Open ``path`` inside a datatrove ``DataFolder`` for binary reading, decompressing by extension.
+
+    Truncated input raises ``EOFError`` for every supported compression (gzip, zstd, bz2, xz).
+    """
+    raw = folder.open(path, "rb")
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        import gzip
+
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if lower.endswith((".zst", ".zstd")):
+        return io.BufferedReader(_ZstdReader(raw), buffer_size=CHUNK)
+    if lower.endswith(".bz2"):
+        import bz2
+
+        return bz2.BZ2File(raw, "rb")
+    if lower.endswith(".xz"):
+        import lzma
+
+        return lzma.LZMAFile(raw, "rb")
+    return raw
+
+
+def decode_bytes(data: bytes, declared: str | None = None, html: bool = False) -> str:
+    """Bytes → str that never raises: declared charset, then detection, then replacement characters.
+
+    Decoding is strict first so a correct label wins; a page whose label is wrong (cp1252 labelled UTF-8)
+    is decoded with the detected encoding; bytes that fit no encoding become U+FFFD, which keeps the
+    document and lets extract's ``binary_payload`` gate see how much of it was not text.
+    """
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+
+    encoding = declared or detect_encoding(data, from_html_meta=html)
+    try:
+        return bytes_to_str(data, encoding, errors="strict", fallback_encodings=())
+    except (UnicodeError, LookupError):
+        pass
+    detected = detect_encoding(data)
+    if detected and detected.lower() != encoding.lower():
+        try:
+            return bytes_to_str(data, detected, errors="strict", fallback_encodings=())
+        except (UnicodeError, LookupError):
+            pass
+    try:
+        return bytes_to_str(data, encoding, errors="replace", fallback_encodings=())
+    except LookupError:  # a charset label Python does not know
+        return bytes_to_str(data, "utf-8", errors="replace", fallback_encodings=())
+
+
+def looks_like_html(data: bytes) -> bool:
+    """Cheap sniff for records that declare no content type."""
+    head = data[:1024].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head or b"<head" in head
+
+
+def jsonable(value: Any) -> Any:
+    """Make a Parquet/Arrow value safe for the JSONL writer (bytes and unknown types cannot be written)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    return str(value)
