@@ -43,6 +43,9 @@ class SourceConfig(StrictModel):
     weight: float | None = Field(default=None, gt=0, description="mixing weight (tokenize stage)")
     epochs: float | None = Field(default=None, gt=0, description="alternative to weight: repeat count")
     priority: int = Field(default=0, description="dedup keeps the copy from the highest-priority source")
+    stages: dict[str, Any] | None = Field(
+        default=None, description="per-source stage overrides, merged key by key over the recipe's stages"
+    )
 
     @field_validator("name")
     @classmethod
@@ -126,10 +129,41 @@ class Recipe(StrictModel):
             raise ValueError(f"source names must be unique; repeated: {', '.join(duplicates)}")
         return self
 
+    @model_validator(mode="after")
+    def _source_overrides_validate(self) -> Recipe:
+        for index, source in enumerate(self.sources):
+            if source.stages:
+                try:
+                    self.stages_for(source)
+                except ValidationError as error:
+                    details = "; ".join(
+                        f"sources.{index}.stages.{'.'.join(str(p) for p in e['loc'])}: "
+                        + ("unknown key" if e["type"] == "extra_forbidden" else e["msg"])
+                        for e in error.errors()
+                    )
+                    raise ValueError(details) from None
+        return self
+
+    def stages_for(self, source: SourceConfig) -> StagesConfig:
+        """The recipe's stages with ``source.stages`` merged over them (nested mappings merge key by key)."""
+        if not source.stages:
+            return self.stages
+        merged = _deep_merge(self.stages.model_dump(), source.stages)
+        return StagesConfig.model_validate(merged)
+
     def config_hash(self) -> str:
         """Stable hash of the resolved recipe (what ``config.yaml`` records)."""
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _deep_merge(base: Any, override: Any) -> Any:
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = _deep_merge(base.get(key), value) if key in base else value
+        return merged
+    return override
 
 
 class RecipeError(ValueError):

@@ -47,7 +47,7 @@ def build_source_pipeline(
     return [
         reader,
         ReadLedger(),
-        *build_stages(recipe.stages, str(layout.dropped(source.name))),
+        *build_stages(recipe.stages_for(source), str(layout.dropped(source.name))),
         writer,
         KeptLedger(),
     ]

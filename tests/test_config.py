@@ -84,3 +84,20 @@ def test_stage_can_be_switched_off(tmp_path: Path) -> None:
     data = minimal() | {"stages": {"quality": None, "pii": None}}
     recipe = load_recipe(write(tmp_path, data))
     assert recipe.stages.quality is None and recipe.stages.pii is None and recipe.stages.language is not None
+
+
+def test_source_stage_overrides_merge_over_recipe_stages(tmp_path: Path) -> None:
+    data = minimal() | {"stages": {"language": {"keep": ["en", "de"], "min_score": 0.7}}}
+    data["sources"].append({"name": "notes", "kind": "folder", "path": "d", "stages": {"language": {"min_score": 0.2}, "pii": None}})
+    recipe = load_recipe(write(tmp_path, data))
+    web, notes = recipe.sources
+    assert recipe.stages_for(web).language.min_score == 0.7
+    merged = recipe.stages_for(notes)
+    assert merged.language.min_score == 0.2 and merged.language.keep == ["en", "de"] and merged.pii is None
+
+
+def test_source_stage_override_errors_name_the_source_path(tmp_path: Path) -> None:
+    data = minimal()
+    data["sources"][0]["stages"] = {"language": {"min_scor": 0.2}}
+    with pytest.raises(RecipeError, match=r"sources\.0\.stages\.language\.min_scor: unknown key"):
+        load_recipe(write(tmp_path, data))
