@@ -1,0 +1,111 @@
+"""``tokenmill train`` (budget-gated pre-training; rerunning the same command resumes) and ``tokenmill generate``."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="train")(train_command)
+    app.command(name="generate")(generate_command)
+
+
+def train_command(
+    config: Path | None = typer.Argument(None, help="train config YAML (configs/train/*.yaml); flags given here win"),
+    shards: str | None = typer.Option(None, help="token shards folder (holds manifest.json)"),
+    model: str | None = typer.Option(None, help="preset (tiny, 20m, 125m, 350m, 1b, 3b, 7b), model YAML or HF folder"),
+    output: str | None = typer.Option(None, help="run folder for checkpoints, metrics, final model and report"),
+    max_steps: int | None = typer.Option(None, help="stop after N optimizer steps"),
+    init_from: str | None = typer.Option(None, help="continue pre-training from this local HF model folder"),
+    seq_len: int | None = typer.Option(None, help="tokens per sequence"),
+    micro_batch: int | None = typer.Option(None, help="sequences per GPU per forward pass"),
+    global_batch_tokens: int | None = typer.Option(None, help="tokens per optimizer step over all GPUs"),
+    gpu: str | None = typer.Option(None, help="GPU type the budget check plans for (default: the CUDA device)"),
+    force: bool = typer.Option(False, "--force", help="train despite blocking budget problems or a changed config"),
+    accelerate_config: Path | None = typer.Option(
+        None, help="launch with `accelerate launch --config_file` (configs/accelerate/*.yaml) in a subprocess"
+    ),
+    num_processes: int | None = typer.Option(None, help="processes (GPUs) for accelerate launch"),
+) -> None:
+    """Pre-train (or continue pre-training) a Llama-style model on token shards, gated by the budget check."""
+    from rich.console import Console
+
+    from pipeline.tokenize.format import ShardError
+    from training.checkpoint import CheckpointMismatch
+    from training.config import TrainConfigError, dump_train_config, load_train_config
+    from training.modeling import ModelSetupError
+    from training.train import GateError, TrainingDiverged, launch_command, preflight, run_training
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    overrides: dict[str, Any] = {
+        "shards": shards,
+        "model": model,
+        "output": output,
+        "max_steps": max_steps,
+        "init_from": init_from,
+        "seq_len": seq_len,
+        "micro_batch": micro_batch,
+        "global_batch_tokens": global_batch_tokens,
+        "gpu": gpu,
+        "force": True if force else None,
+    }
+    refused = (TrainConfigError, GateError, CheckpointMismatch, ModelSetupError, ShardError)
+    try:
+        settings = load_train_config(config, overrides)
+        if accelerate_config is not None or (num_processes or 1) > 1:
+            checked = preflight(settings, world_size=num_processes)  # refuse before starting N processes
+            for note in checked["notes"]:
+                console.print(f"note: {note}")
+            request = Path(settings.output) / "launch_config.yaml"
+            dump_train_config(settings, request)
+            command = launch_command(request, str(accelerate_config) if accelerate_config else None, num_processes)
+            console.print("launching: " + " ".join(command))
+            raise typer.Exit(subprocess.call(command))
+        summary = run_training(settings)
+    except refused as error:
+        console.print(f"[red]refused:[/red] {error}")
+        raise typer.Exit(2) from None
+    except TrainingDiverged as error:
+        console.print(f"[red]diverged:[/red] {error}")
+        raise typer.Exit(1) from None
+    _print_summary(console, summary)
+
+
+def _print_summary(console, summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, pad_edge=False)
+    rows = [
+        ("status", f"{summary['status']} at step {summary['step']}/{summary['max_steps']}"),
+        ("final loss", f"{summary['final_loss']:.4f}" if summary.get("final_loss") is not None else "—"),
+        ("tokens/s", f"{summary['tokens_per_s']:,.0f}" if summary.get("tokens_per_s") else "—"),
+        ("model", summary.get("final") or "— (not finished: rerun the same command to continue)"),
+        ("report", summary.get("report_md") or "—"),
+    ]
+    for source, values in (summary.get("eval") or {}).items():
+        rows.append((f"held-out {source}", f"loss {values['loss']:.4f}, perplexity {values['ppl']:.2f}"))
+    for key, value in rows:
+        table.add_row(f"[bold]{key}[/bold]", str(value))
+    console.print(table)
+
+
+def generate_command(
+    model_dir: Path = typer.Argument(..., help="an exported model folder, e.g. runs/demo/train/final"),
+    prompt: str = typer.Option("The", help="text to continue"),
+    max_new_tokens: int = typer.Option(40, min=1),
+    top_k: int | None = typer.Option(None, help="sample from the k likeliest tokens (default: greedy)"),
+    seed: int = typer.Option(0),
+) -> None:
+    """Continue a prompt with a trained model (greedy or top-k)."""
+    from training.generate import generate_sample
+
+    try:
+        text = generate_sample(model_dir, prompt, max_new_tokens, top_k=top_k, seed=seed)
+    except (FileNotFoundError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(text)
