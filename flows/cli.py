@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-import flows  # noqa: F401  (sets telemetry off before anything imports Prefect)
 import typer
+
+import flows  # noqa: F401  (sets telemetry off before anything imports Prefect)
 
 app = typer.Typer(
     name="tokenmill",

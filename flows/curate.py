@@ -6,10 +6,10 @@ logger, the markdown artifact with the funnel, and Prefect's retries/state track
 
 from __future__ import annotations
 
-import flows  # noqa: F401  (telemetry off before Prefect loads)
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
+import flows  # noqa: F401  (telemetry off before Prefect loads)
 from pipeline.config import Recipe, load_recipe
 from pipeline.curate import curate_source
 from pipeline.layout import RunLayout
@@ -49,9 +49,7 @@ def funnel_markdown(summary: dict) -> str:
 
 
 @flow(name="curate", log_prints=True)
-def curate(
-    recipe: str, input: str | None = None, output: str | None = None, overwrite: bool = False
-) -> dict:  # noqa: A002 - `input` is the deployment parameter name users type
+def curate(recipe: str, input: str | None = None, output: str | None = None, overwrite: bool = False) -> dict:  # noqa: A002 - `input` is the deployment parameter name users type
     """Curate every source of ``recipe`` (or only ``input``, with the recipe's stages) into ``output``."""
     logger = get_run_logger()
     resolved = recipe_for_input(load_recipe(recipe), input, output)

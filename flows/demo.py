@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import flows  # noqa: F401
 import yaml
 from prefect import flow
 
+import flows  # noqa: F401
 from flows.curate import curate
 
 

@@ -21,7 +21,6 @@ from pipeline.config_base import StrictModel
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 
 
-
 class ReaderOptions(StrictModel):
     """Reader options; each reader uses the ones that apply to its format."""
 

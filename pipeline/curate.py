@@ -8,6 +8,7 @@ comes from the recipe too, so the same recipe scales out without edits.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import KeptLedger, ReadLedger
 from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
+from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 
 
@@ -109,10 +111,43 @@ def build_executor(
     )
 
 
-def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None) -> None:
-    """Run one source's curation pipeline; finished ranks are skipped on a rerun."""
+CURATION_STAGES = ("read", "extract", "language", "quality", "pii")
+
+
+def curation_fingerprint(recipe: Recipe, source: SourceConfig, input_path: str | None = None) -> str:
+    """What a source's curated output depends on: source, its stages, executor ranks, inputs, code."""
+    return digest(
+        "curate",
+        source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}),
+        recipe.stages_for(source).model_dump(mode="json"),
+        recipe.executor.tasks,
+        input_listing(input_path or source.path),
+        code_version("pipeline"),
+    )
+
+
+def clear_source_outputs(layout: RunLayout, source: str) -> None:
+    """Remove a source's curation outputs (and everything computed from them downstream)."""
+    for folder in [layout.curated(source), layout.stage_dir("curate", source), layout.deduped(source)]:
+        shutil.rmtree(folder, ignore_errors=True)
+    for stage in CURATION_STAGES:
+        shutil.rmtree(layout.dropped(source) / stage, ignore_errors=True)
+
+
+def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None) -> str:
+    """Run one source's curation pipeline and return its fingerprint.
+
+    Finished ranks are skipped on a rerun with the same fingerprint; a changed recipe, input or code
+    version clears the source's outputs first.
+    """
+    fingerprint = curation_fingerprint(recipe, source, input_path)
+    marker = layout.stage_dir("curate", source.name) / "fingerprint.json"
+    if read_fingerprint(marker) != fingerprint:
+        clear_source_outputs(layout, source.name)
+        write_fingerprint(marker, fingerprint, {"source": source.name})
     pipeline = build_source_pipeline(recipe, source, layout, input_path)
     executor = build_executor(
         recipe.executor, pipeline, layout.logs("curate", source.name), job_name=f"curate-{source.name}"
     )
     executor.run()
+    return fingerprint

@@ -120,7 +120,9 @@ def curation_section(layout: RunLayout, accounts: list[SourceAccount]) -> tuple[
 
     lines = ["## Curation", "", "| source | read | kept | dropped | balanced |", "|---|---:|---:|---:|:-:|"]
     for a in accounts:
-        lines.append(f"| {a.source} | {a.read:,} | {a.kept_final:,} | {a.dropped_total:,} | {'✓' if a.balanced else '✗'} |")
+        lines.append(
+            f"| {a.source} | {a.read:,} | {a.kept_final:,} | {a.dropped_total:,} | {'✓' if a.balanced else '✗'} |"
+        )
     lines += ["", "### Funnel", "", "![funnel](plots/funnel.png)", ""]
     for a in accounts:
         lines += [f"**{a.source}**", "", "| stage | rule | dropped |", "|---|---|---:|"]

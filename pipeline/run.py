@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
-from pipeline.config import Recipe, RecipeError, SourceConfig, dump_recipe
+from pipeline.config import Recipe, dump_recipe
 from pipeline.layout import RunLayout
 
 
@@ -27,17 +27,14 @@ def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | N
 
 
 def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
-    """Create the run directory; refuse to mix two different recipes' results in one directory."""
+    """Create the run directory and record the resolved recipe.
+
+    A directory that already holds a run is resumed: each stage compares its own fingerprint and
+    clears only what changed. ``overwrite`` starts from an empty directory instead.
+    """
     layout = RunLayout.at(recipe.output_dir)
-    if layout.config.exists():
-        first_line = layout.config.read_text(encoding="utf-8").splitlines()[0]
-        if recipe.config_hash() not in first_line:
-            if not overwrite:
-                raise RecipeError(
-                    f"{layout.config}: this run directory holds a run of a different recipe "
-                    f"(expected config_hash {recipe.config_hash()}); use another output directory or overwrite"
-                )
-            shutil.rmtree(layout.root)
+    if overwrite and layout.root.exists():
+        shutil.rmtree(layout.root)
     layout.root.mkdir(parents=True, exist_ok=True)
     dump_recipe(recipe, layout.config)
     return layout

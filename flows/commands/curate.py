@@ -43,7 +43,10 @@ def print_summary(result: dict) -> None:
         table.add_column(column, justify="right" if column in ("read", "kept", "dropped") else "left")
     for src in result["sources"]:
         table.add_row(
-            src["source"], f"{src['read']:,}", f"{src['kept_final']:,}", f"{src['dropped_total']:,}",
+            src["source"],
+            f"{src['read']:,}",
+            f"{src['kept_final']:,}",
+            f"{src['dropped_total']:,}",
             "yes" if src["balanced"] else "NO",
         )
     console.print(table)

@@ -1,0 +1,75 @@
+"""Fingerprints that decide whether a stage's output in the run directory is still valid.
+
+A stage's fingerprint covers its resolved config, its inputs and the code version. It is written to
+``stages/<stage>/.../fingerprint.json`` before the stage runs: a rerun with the same fingerprint resumes
+(datatrove skips finished ranks); a different fingerprint clears that stage's outputs first, so a changed
+threshold never mixes with results computed under the old one. The Prefect flows use the same values as
+task cache keys.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def digest(*parts: Any) -> str:
+    """A short stable hash of JSON-serialisable parts."""
+    payload = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
+
+
+@lru_cache(maxsize=8)
+def code_version(*packages: str) -> str:
+    """Hash of the Python sources of the given top-level packages (default: all of tokenmill's)."""
+    hasher = hashlib.sha256()
+    for package in packages or ("pipeline", "training", "flows"):
+        for path in sorted((PACKAGE_ROOT / package).rglob("*.py")):
+            hasher.update(str(path.relative_to(PACKAGE_ROOT)).encode())
+            hasher.update(path.read_bytes())
+    return hasher.hexdigest()[:16]
+
+
+def input_listing(path: str) -> list[tuple[str, int, int]]:
+    """(path, size, mtime_ns) of every file an input path names: a file, a folder (recursive) or a glob."""
+    if any(ch in path for ch in "*?["):
+        candidates = sorted(glob.glob(path, recursive=True))
+    elif os.path.isdir(path):
+        candidates = sorted(str(p) for p in Path(path).rglob("*"))
+    else:
+        candidates = [path]
+    listing = []
+    for candidate in candidates:
+        try:
+            stat = os.stat(candidate)
+        except OSError:
+            continue
+        if os.path.isfile(candidate):
+            listing.append((candidate, stat.st_size, stat.st_mtime_ns))
+    return listing
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """Fingerprint of the files under a folder (names, sizes, mtimes): cheap, for stage outputs."""
+    return digest(input_listing(str(folder)))
+
+
+def read_fingerprint(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["fingerprint"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def write_fingerprint(path: Path, fingerprint: str, details: dict[str, Any] | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"fingerprint": fingerprint, **(details or {})}, indent=2, default=str), encoding="utf-8")
+    os.replace(tmp, path)
