@@ -84,12 +84,18 @@ class ExecutorConfig(StrictModel):
 
 
 def _stage_models() -> dict[str, type[BaseModel]]:
+    from pipeline.dedup.config import DedupConfig
     from pipeline.stages.extract import ExtractConfig
     from pipeline.stages.language import LanguageConfig
     from pipeline.stages.pii import PIIConfig
     from pipeline.stages.quality import QualityConfig
+    from pipeline.tokenize.config import TokenizeConfig
+    from training.budget import PlanOptions
 
     return {
+        "dedup": DedupConfig,
+        "tokenize": TokenizeConfig,
+        "plan": PlanOptions,
         "extract": ExtractConfig,
         "language": LanguageConfig,
         "quality": QualityConfig,
@@ -102,6 +108,9 @@ ExtractConfig = _models["extract"]
 LanguageConfig = _models["language"]
 QualityConfig = _models["quality"]
 PIIConfig = _models["pii"]
+DedupConfig = _models["dedup"]
+TokenizeConfig = _models["tokenize"]
+PlanOptions = _models["plan"]
 
 
 class StagesConfig(StrictModel):
@@ -111,6 +120,8 @@ class StagesConfig(StrictModel):
     language: LanguageConfig | None = LanguageConfig()  # type: ignore[valid-type]
     quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
     pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]
+    dedup: DedupConfig | None = None  # type: ignore[valid-type]
+    tokenize: TokenizeConfig | None = None  # type: ignore[valid-type]
 
 
 class Recipe(StrictModel):
@@ -119,6 +130,32 @@ class Recipe(StrictModel):
     sources: list[SourceConfig] = Field(min_length=1)
     stages: StagesConfig = StagesConfig()
     executor: ExecutorConfig = ExecutorConfig()
+    plan: PlanOptions | None = Field(default=None, description="budget-check options (docs/plan.md)")  # type: ignore[valid-type]
+    train: dict[str, Any] | None = Field(
+        default=None, description="training options (docs/train.md); shards and output come from the run directory"
+    )
+
+    @model_validator(mode="after")
+    def _train_section_validates(self) -> Recipe:
+        if self.train is not None:
+            self.train_config()
+        return self
+
+    def train_config(self, overrides: dict[str, Any] | None = None):
+        """The ``train:`` section as a ``TrainConfig`` reading this run's shards and writing ``<run>/train``."""
+        from training.config import TrainConfig
+
+        root = Path(self.output_dir)
+        data = {"shards": str(root / "shards"), "output": str(root / "train"), **(self.train or {}), **(overrides or {})}
+        try:
+            return TrainConfig.model_validate(data)
+        except ValidationError as error:
+            details = "; ".join(
+                f"train.{'.'.join(str(p) for p in e['loc'])}: "
+                + ("unknown key" if e["type"] == "extra_forbidden" else e["msg"])
+                for e in error.errors()
+            )
+            raise ValueError(details) from None
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> Recipe:

@@ -1,0 +1,300 @@
+"""The end-to-end ``pipeline`` flow: curate (per source) → dedup → tokenize and mix → plan (gate) → train → report.
+
+Each stage is a Prefect task whose cache key covers its resolved config, its inputs' fingerprints and the
+code version, with results persisted: rerunning a failed or changed pipeline skips completed stages and
+starts at the first one whose inputs changed (changing only training settings re-trains without
+re-curating). Where a cached stage's outputs are gone from the run directory, the cache is refreshed.
+Transient failures (I/O, network, time-outs) are retried with back-off; deterministic ones (a bad recipe,
+a refused plan, a broken ledger) are not. Everything a stage does is a call into ``pipeline``/``training``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+
+import flows  # noqa: F401  (telemetry off before Prefect loads)
+from pipeline.config import Recipe, load_recipe
+from pipeline.fingerprint import code_version, digest
+from pipeline.layout import RunLayout
+
+DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+
+
+def is_transient(error: BaseException) -> bool:
+    """I/O hiccups, dropped connections and time-outs are worth a retry; everything else is not."""
+    if isinstance(error, DETERMINISTIC_OS_ERRORS):
+        return False
+    return isinstance(error, (OSError, ConnectionError, TimeoutError))
+
+
+def retry_transient(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's retry_condition_fn signature
+    try:
+        state.result()
+    except Exception as error:  # noqa: BLE001 - classify whatever the stage raised
+        return is_transient(error)
+    return False
+
+
+def _cache_key(context, parameters: dict[str, Any]) -> str:  # noqa: ANN001
+    return parameters["cache_key"]
+
+
+STAGE_TASK = {
+    "persist_result": True,
+    "cache_key_fn": _cache_key,
+    "retries": 2,
+    "retry_delay_seconds": [10, 60],
+    "retry_condition_fn": retry_transient,
+}
+
+
+class PlanRefused(RuntimeError):
+    """The budget gate found blocking problems and the run was not forced."""
+
+
+def executor_factory(recipe: Recipe):
+    """(pipeline, logging_dir, tasks=None) → the recipe's datatrove executor, for dedup and tokenize ranks."""
+    from pipeline.curate import build_executor
+
+    def factory(pipeline: list, logging_dir: str, tasks: int | None = None):
+        return build_executor(recipe.executor, pipeline, logging_dir, tasks=tasks)
+
+    return factory
+
+
+@task(name="curate-source", task_run_name="curate-{source_name}", **STAGE_TASK)
+def curate_stage(recipe: Recipe, source_name: str, cache_key: str) -> str:
+    from pipeline.curate import curate_source
+
+    source = next(s for s in recipe.sources if s.name == source_name)
+    return curate_source(recipe, source, RunLayout.at(recipe.output_dir))
+
+
+@task(name="dedup", **STAGE_TASK)
+def dedup_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
+    from pipeline.dedup.run import run_dedup
+
+    priorities = {s.name: s.priority for s in recipe.sources}
+    result = run_dedup(
+        str(RunLayout.at(recipe.output_dir).root),
+        recipe.stages.dedup,
+        priorities,
+        executor_factory(recipe),
+        run_name=recipe.name,
+    )
+    return result.model_dump(mode="json")
+
+
+@task(name="account")
+def account_stage(recipe: Recipe) -> dict[str, Any]:
+    """Check read == kept + dropped per source and write the curation part of the report."""
+    from pipeline.report import curation_section, write_report
+    from pipeline.run import account_all
+
+    layout = RunLayout.at(recipe.output_dir)
+    accounts = account_all(recipe, layout)
+    section_md, section_json = curation_section(layout, accounts)
+    write_report(layout, recipe.name, {"curation": (section_md, section_json)})
+    return section_json
+
+
+def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:
+    return {
+        s.name: {k: v for k, v in (("weight", s.weight), ("epochs", s.epochs)) if v is not None} for s in recipe.sources
+    }
+
+
+@task(name="tokenize", **STAGE_TASK)
+def tokenize_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
+    from pipeline.tokenize.run import run_tokenize
+
+    layout = RunLayout.at(recipe.output_dir)
+    factory = executor_factory(recipe)
+    return run_tokenize(
+        str(layout.root),
+        str(layout.shards),
+        recipe.stages.tokenize,
+        source_mix(recipe),
+        executor_factory=lambda pipeline, logging_dir: factory(pipeline, logging_dir, recipe.stages.tokenize.tasks),
+        recipe_hash=recipe.config_hash(),
+    )
+
+
+def plan_options(recipe: Recipe) -> Any:
+    """The recipe's ``plan:`` options, completed from the run: the shard manifest and the training model."""
+    from training.budget import PlanOptions
+
+    layout = RunLayout.at(recipe.output_dir)
+    options = recipe.plan.model_dump() if recipe.plan is not None else {}
+    options.setdefault("manifest", None)
+    options["manifest"] = options["manifest"] or str(layout.shards / "manifest.json")
+    train = recipe.train or {}
+    if options.get("model") is None and options.get("params") is None:
+        options["model"] = train.get("model") or "tiny"
+    return PlanOptions.model_validate(options)
+
+
+@task(name="plan", **STAGE_TASK)
+def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
+    from training.budget import check, plan_from_options
+    from training.plan_report import write_report
+
+    layout = RunLayout.at(recipe.output_dir)
+    options = plan_options(recipe)
+    the_plan = plan_from_options(options)
+    problems = check(the_plan, min_tokens=options.min_tokens)
+    write_report(the_plan, layout.root)
+    if problems and not force:
+        raise PlanRefused(
+            "the budget check refuses this plan (pass force=True to train anyway):\n  - " + "\n  - ".join(problems)
+        )
+    return {"plan": json.loads(the_plan.to_json()), "problems": problems}
+
+
+@task(name="train", **STAGE_TASK)
+def train_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
+    from training.train import run_training
+
+    return run_training(recipe.train_config({"force": force} if force else None))
+
+
+@task(name="report")
+def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
+    """Add the later stages to the report and the one funnel: raw records → documents → tokens → steps."""
+    from pipeline.report import add_section
+
+    layout = RunLayout.at(recipe.output_dir)
+    if results.get("dedup"):
+        from pipeline.dedup.result import DedupResult, dedup_report_md
+
+        add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(results["dedup"])), results["dedup"])
+    if results.get("tokenize"):
+        add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
+    if results.get("plan"):
+        plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
+        add_section(layout, "plan", "## Plan\n\n" + plan_md.split("\n", 1)[-1], results["plan"])
+    if results.get("train"):
+        train_dir = Path(recipe.train_config().output)
+        train_md = (
+            (train_dir / "train_report.md").read_text(encoding="utf-8")
+            if (train_dir / "train_report.md").exists()
+            else ""
+        )
+        add_section(layout, "train", "## Training\n\n" + train_md.split("\n", 1)[-1], results["train"])
+    summary = run_summary(results)
+    add_section(layout, "summary", summary, {"funnel": funnel_numbers(results)})
+    return summary
+
+
+def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
+    curation = results.get("curation", {})
+    sources = curation.get("sources", [])
+    numbers: dict[str, Any] = {
+        "records_read": sum(s["read"] for s in sources),
+        "documents_kept": sum(s["kept_final"] for s in sources),
+        "documents_dropped": sum(s["dropped_total"] for s in sources),
+    }
+    manifest = results.get("tokenize") or {}
+    totals = manifest.get("totals") or {}
+    if totals:
+        numbers["tokens"] = totals
+    train = results.get("train") or {}
+    if train:
+        numbers["trained_steps"] = train.get("steps")
+        numbers["final_loss"] = train.get("final_loss")
+    return numbers
+
+
+def shards_markdown(manifest: dict[str, Any]) -> str:
+    lines = ["## Token shards", "", f"dtype {manifest.get('dtype')}, vocab {manifest.get('vocab_size')}", ""]
+    sources = manifest.get("sources") or {}
+    if isinstance(sources, dict) and sources:
+        lines += ["| source | details |", "|---|---|"]
+        for name, info in sources.items():
+            brief = (
+                {k: v for k, v in info.items() if k in ("tokens", "documents", "share", "repeats")}
+                if isinstance(info, dict)
+                else info
+            )
+            lines.append(f"| {name} | `{json.dumps(brief, default=str)[:300]}` |")
+    for warning in manifest.get("warnings") or []:
+        lines.append(f"- ⚠ {warning}")
+    return "\n".join(lines) + "\n"
+
+
+def run_summary(results: dict[str, Any]) -> str:
+    numbers = funnel_numbers(results)
+    lines = ["## Run summary", "", "| step | amount |", "|---|---:|"]
+    for key, value in numbers.items():
+        lines.append(
+            f"| {key.replace('_', ' ')} | {json.dumps(value, default=str) if isinstance(value, dict) else value} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@flow(name="pipeline", log_prints=True)
+def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
+    """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
+    from pipeline.curate import curation_fingerprint
+    from pipeline.run import prepare_run_dir, recipe_for_input
+
+    logger = get_run_logger()
+    resolved = recipe_for_input(load_recipe(recipe), None, output)
+    layout = prepare_run_dir(resolved)
+    logger.info("run directory %s", layout.root)
+    results: dict[str, Any] = {}
+    pipeline_code = code_version("pipeline")
+
+    curate_keys = {}
+    for source in resolved.sources:
+        key = digest("curate", curation_fingerprint(resolved, source))
+        outputs_present = (layout.curated(source.name)).is_dir()
+        curate_stage.with_options(refresh_cache=not outputs_present)(resolved, source.name, cache_key=key)
+        curate_keys[source.name] = key
+    upstream = digest(sorted(curate_keys.items()))
+
+    if resolved.stages.dedup is not None:
+        key = digest(
+            "dedup",
+            resolved.stages.dedup.model_dump(mode="json"),
+            {s.name: s.priority for s in resolved.sources},
+            upstream,
+            pipeline_code,
+        )
+        present = all(layout.deduped(s.name).is_dir() for s in resolved.sources)
+        results["dedup"] = dedup_stage.with_options(refresh_cache=not present)(resolved, cache_key=key)
+        upstream = key
+
+    results["curation"] = account_stage(resolved)
+
+    if resolved.stages.tokenize is not None:
+        key = digest(
+            "tokenize", resolved.stages.tokenize.model_dump(mode="json"), source_mix(resolved), upstream, pipeline_code
+        )
+        present = (layout.shards / "manifest.json").exists()
+        results["tokenize"] = tokenize_stage.with_options(refresh_cache=not present)(resolved, cache_key=key)
+        upstream = key
+
+        if resolved.plan is not None or resolved.train is not None:
+            plan_key = digest(
+                "plan", plan_options(resolved).model_dump(mode="json"), force, upstream, code_version("training")
+            )
+            results["plan"] = plan_stage(resolved, force, cache_key=plan_key)
+
+        if resolved.train is not None:
+            train_cfg = resolved.train_config()
+            key = digest(
+                "train", train_cfg.model_dump(mode="json", exclude={"force"}), upstream, code_version("training")
+            )
+            present = (Path(train_cfg.output) / "final").is_dir()
+            results["train"] = train_stage.with_options(refresh_cache=not present)(resolved, force, cache_key=key)
+
+    summary = report_stage(resolved, results)
+    create_markdown_artifact(key="run-summary", markdown=summary, description=f"tokenmill pipeline {resolved.name}")
+    logger.info("report: %s", layout.report_md)
+    return {"run_dir": str(layout.root), "report": str(layout.report_md), **results}
