@@ -1,10 +1,20 @@
-"""The ``curate`` Prefect flow: each source's stages as a task, then accounting and the report.
+"""The ``curate`` Prefect flow: each source's stages as a task, dedup over all sources, accounting, the report.
 
-Thin by design: everything it does is a call into ``pipeline``; it adds logging through the run
-logger, the markdown artifact with the funnel, and Prefect's retries/state tracking.
+Thin by design: everything it does is a call into ``pipeline``; it adds logging through the run logger,
+markdown artifacts (the funnel, the dedup summary) and Prefect's retries/state tracking. The same flow
+backs two deployments: ``curate/one-off`` (recipe, input, output) and ``curate/nightly-crawl`` (a glob of
+new WARC files, the persistent dedup index, an output root that gets a dated folder per run, tokenize
+and append to the corpus manifest).
 """
 
 from __future__ import annotations
+
+import datetime as dt
+import glob
+import json
+import os
+from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -13,24 +23,58 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 from pipeline.config import Recipe, load_recipe
 from pipeline.curate import curate_source
 from pipeline.layout import RunLayout
-from pipeline.report import curation_section, write_report
+from pipeline.report import add_section, curation_section, write_report
 from pipeline.run import account_all, prepare_run_dir, recipe_for_input
 
 
 @task(name="curate-source", task_run_name="curate-{source_name}")
 def curate_source_task(recipe: Recipe, source_name: str, run_dir: str) -> str:
     source = next(s for s in recipe.sources if s.name == source_name)
-    curate_source(recipe, source, RunLayout.at(run_dir))
-    return source_name
+    return curate_source(recipe, source, RunLayout.at(run_dir))
+
+
+@task(name="dedup")
+def dedup_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
+    from flows.pipeline import executor_factory
+    from pipeline.dedup.run import run_dedup
+
+    result = run_dedup(
+        run_dir,
+        recipe.stages.dedup,
+        {s.name: s.priority for s in recipe.sources},
+        executor_factory(recipe),
+        run_name=recipe.name,
+    )
+    return result.model_dump(mode="json")
 
 
 @task(name="account-and-report")
-def account_and_report_task(recipe: Recipe, run_dir: str) -> dict:
+def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
     layout = RunLayout.at(run_dir)
     accounts = account_all(recipe, layout)
     section_md, section_json = curation_section(layout, accounts)
     write_report(layout, recipe.name, {"curation": (section_md, section_json)})
+    if dedup is not None:
+        from pipeline.dedup.result import DedupResult, dedup_report_md
+
+        add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(dedup)), dedup)
     return section_json
+
+
+@task(name="tokenize")
+def tokenize_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
+    from flows.pipeline import source_mix
+    from pipeline.tokenize.config import TokenizeConfig
+    from pipeline.tokenize.run import run_tokenize
+
+    layout = RunLayout.at(run_dir)
+    return run_tokenize(
+        str(layout.root),
+        str(layout.shards),
+        recipe.stages.tokenize or TokenizeConfig(),
+        source_mix(recipe),
+        recipe_hash=recipe.config_hash(),
+    )
 
 
 def funnel_markdown(summary: dict) -> str:
@@ -48,19 +92,111 @@ def funnel_markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def resolve_input(input_path: str | None) -> str | None:
+    """Fail fast, naming the path, when an input (or a glob) names nothing."""
+    if input_path is None:
+        return None
+    if any(ch in input_path for ch in "*?["):
+        if not glob.glob(input_path, recursive=True):
+            raise FileNotFoundError(f"input glob matches no files: {input_path}")
+    elif not os.path.exists(input_path):
+        raise FileNotFoundError(f"input path does not exist: {input_path}")
+    return input_path
+
+
+def dated_output(output_root: str, when: dt.datetime | None = None) -> str:
+    """``<output_root>/<YYYY-MM-DD>``, with ``-2``, ``-3`` … when that day already has a finished run."""
+    day = (when or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d")
+    candidate, n = Path(output_root) / day, 1
+    while (candidate / "report.md").exists():
+        n += 1
+        candidate = Path(output_root) / f"{day}-{n}"
+    return str(candidate)
+
+
+def append_to_corpus(corpus_manifest: Path, entry: dict[str, Any]) -> None:
+    """Append one run to the corpus manifest (a JSON list), replacing an earlier entry for the same run dir."""
+    runs = json.loads(corpus_manifest.read_text(encoding="utf-8")) if corpus_manifest.exists() else []
+    runs = [r for r in runs if r.get("run_dir") != entry["run_dir"]] + [entry]
+    corpus_manifest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = corpus_manifest.with_suffix(".tmp")
+    tmp.write_text(json.dumps(runs, indent=2), encoding="utf-8")
+    os.replace(tmp, corpus_manifest)
+
+
+def with_index(recipe: Recipe, index: str | None) -> Recipe:
+    """Turn dedup on (recipe defaults when the recipe has none) and point it at a persistent index."""
+    if index is None:
+        return recipe
+    from pipeline.dedup.config import DedupConfig
+
+    dedup = recipe.stages.dedup or DedupConfig()
+    index_cfg = dedup.index.model_dump() if dedup.index is not None else {}
+    index_cfg.update({"path": index, "redis": None})
+    data = recipe.model_dump()
+    data["stages"]["dedup"] = {**dedup.model_dump(), "index": index_cfg}
+    return Recipe.model_validate(data)
+
+
 @flow(name="curate", log_prints=True)
-def curate(recipe: str, input: str | None = None, output: str | None = None, overwrite: bool = False) -> dict:  # noqa: A002 - `input` is the deployment parameter name users type
-    """Curate every source of ``recipe`` (or only ``input``, with the recipe's stages) into ``output``."""
+def curate(
+    recipe: str,
+    input: str | None = None,  # noqa: A002 - the deployment parameter name users type
+    output: str | None = None,
+    overwrite: bool = False,
+    index: str | None = None,
+    output_root: str | None = None,
+    tokenize: bool = False,
+    corpus_manifest: str | None = None,
+) -> dict:
+    """Curate every source of ``recipe`` (or only ``input``, with the recipe's stages) into ``output``.
+
+    ``index``: a persistent dedup index folder (dedup against every earlier run, add what is kept).
+    ``output_root``: write to ``<output_root>/<date>`` instead of ``output``. ``tokenize``: also write
+    token shards; ``corpus_manifest`` (default ``<output_root>/corpus.json``) then records the run.
+    """
     logger = get_run_logger()
-    resolved = recipe_for_input(load_recipe(recipe), input, output)
+    input = resolve_input(input)
+    if output is None and output_root is not None:
+        output = dated_output(output_root)
+    resolved = with_index(recipe_for_input(load_recipe(recipe), input, output), index)
     layout = prepare_run_dir(resolved, overwrite=overwrite)
     logger.info("run directory %s (config_hash %s)", layout.root, resolved.config_hash())
     for source in resolved.sources:
         logger.info("curating source %s (%s: %s)", source.name, source.kind, source.path)
         curate_source_task(resolved, source.name, str(layout.root))
-    summary = account_and_report_task(resolved, str(layout.root))
+    dedup = None
+    if resolved.stages.dedup is not None:
+        dedup = dedup_task(resolved, str(layout.root))
+        create_markdown_artifact(key="dedup-summary", markdown=_dedup_md(dedup), description="tokenmill dedup")
+    summary = account_and_report_task(resolved, str(layout.root), dedup)
     create_markdown_artifact(
         key="curation-funnel", markdown=funnel_markdown(summary), description=f"tokenmill curation of {resolved.name}"
     )
+    result: dict[str, Any] = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
+    if dedup is not None:
+        result["dedup"] = dedup
+    if tokenize:
+        manifest = tokenize_task(resolved, str(layout.root))
+        result["shards"] = str(layout.shards)
+        corpus = Path(corpus_manifest or Path(output_root or layout.root.parent) / "corpus.json")
+        append_to_corpus(
+            corpus,
+            {
+                "run_dir": str(layout.root),
+                "shards": str(layout.shards / "manifest.json"),
+                "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "input": input,
+                "documents": sum(s["kept_final"] for s in summary["sources"]),
+                "tokens": manifest.get("totals"),
+            },
+        )
+        result["corpus_manifest"] = str(corpus)
     logger.info("report: %s", layout.report_md)
-    return {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
+    return result
+
+
+def _dedup_md(dedup: dict[str, Any]) -> str:
+    from pipeline.dedup.result import DedupResult, dedup_report_md
+
+    return dedup_report_md(DedupResult.model_validate(dedup))

@@ -18,6 +18,8 @@ def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | N
         path = Path(input_path)
         if not path.exists() and not any(ch in input_path for ch in "*?["):
             raise FileNotFoundError(f"input path does not exist: {input_path}")
+        if any(ch in input_path for ch in "*?["):
+            path = Path(input_path.split("*")[0].split("?")[0].split("[")[0].rstrip("/") or ".")
         stem = path.name.split(".")[0]
         name = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in stem).strip("_.-") or "input"
         data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path)}]
