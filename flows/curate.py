@@ -35,7 +35,7 @@ def curate_source_task(recipe: Recipe, source_name: str, run_dir: str) -> str:
 
 @task(name="dedup")
 def dedup_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    from flows.pipeline import executor_factory
+    from flows.end_to_end import executor_factory
     from pipeline.dedup.run import run_dedup
 
     result = run_dedup(
@@ -63,7 +63,7 @@ def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] 
 
 @task(name="tokenize")
 def tokenize_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    from flows.pipeline import source_mix
+    from flows.end_to_end import source_mix
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
 

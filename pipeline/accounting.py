@@ -56,7 +56,8 @@ def ledger_totals(logs_dir: Path) -> dict[str, int]:
     totals: Counter[str] = Counter()
     for stats_file in sorted((logs_dir / "stats").glob("*.json")):
         for step in json.loads(stats_file.read_text()):
-            if step.get("name") in (ReadLedger.name, KeptLedger.name):
+            # datatrove saves a step's name as "<type>: <name>"
+            if str(step.get("name", "")).endswith((ReadLedger.name, KeptLedger.name)):
                 for label, value in step.get("stats", {}).items():
                     totals[label] += int(value["total"] if isinstance(value, dict) else value)
     return dict(totals)

@@ -6,6 +6,9 @@ starts at the first one whose inputs changed (changing only training settings re
 re-curating). Where a cached stage's outputs are gone from the run directory, the cache is refreshed.
 Transient failures (I/O, network, time-outs) are retried with back-off; deterministic ones (a bad recipe,
 a refused plan, a broken ledger) are not. Everything a stage does is a call into ``pipeline``/``training``.
+
+The module is not called ``pipeline.py``: Prefect loads entrypoints as scripts with ``flows/`` on ``sys.path``,
+where that name would shadow the ``pipeline`` package (and ``tokenize.py`` would shadow the standard library).
 """
 
 from __future__ import annotations
