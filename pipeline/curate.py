@@ -95,11 +95,7 @@ def build_executor(
     from datatrove.executor.ray import RayPipelineExecutor
 
     ray_cfg = config.ray
-    if ray_cfg is not None and ray_cfg.address:
-        import ray
-
-        if not ray.is_initialized():
-            ray.init(address=ray_cfg.address)
+    ensure_ray(ray_cfg.address if ray_cfg else None)
     return RayPipelineExecutor(
         pipeline=pipeline,
         tasks=tasks,
@@ -132,6 +128,17 @@ def clear_source_outputs(layout: RunLayout, source: str) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     for stage in CURATION_STAGES:
         shutil.rmtree(layout.dropped(source) / stage, ignore_errors=True)
+
+
+def ensure_ray(address: str | None) -> None:
+    """Connect to a Ray cluster (``address``) or start a local instance; datatrove expects one running."""
+    import os
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
 
 
 def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None) -> str:
