@@ -60,7 +60,7 @@ class DropWriter:
         if self._handle is None:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             # "wt" truncates: a rank rerun after a crash rewrites its rows instead of duplicating them
-            self._handle = gzip.open(self.path, "wt", encoding="utf-8", compresslevel=3)  # noqa: SIM115 - closed in close()
+            self._handle = gzip.open(self.path, "wt", encoding="utf-8", errors="replace", compresslevel=3)  # noqa: SIM115 - closed in close()
         self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     def close(self) -> None:

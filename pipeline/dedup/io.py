@@ -1,0 +1,229 @@
+"""Reading the documents to dedup: a run's ``curated/`` folder, or any JSONL / Parquet dataset (CLI).
+
+datatrove's ``JsonlReader`` / ``ParquetReader`` do the reading and the sharding (``files[rank::world_size]``,
+the same in the signature and the filter stage, which is what lets the filter step line decisions up with
+documents by position). Two things are changed, because they would lose documents silently:
+a line that is not JSON and a document without text are skipped there with a log warning; here they become
+*placeholders* (``text=""``, ``metadata.read_error`` = ``bad_json`` / ``missing_text`` / ``corrupt_file``),
+the convention of ``pipeline.readers``: dedup drops them with stage ``read`` and that rule, so they are counted.
+A document without ``metadata.source`` gets the name of its sub-folder (curated runs) or a default source.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from datatrove.data import Document
+from datatrove.pipeline.readers.jsonl import JsonlReader
+from datatrove.pipeline.readers.parquet import ParquetReader
+
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".jsonl.zstd", ".ndjson")
+PARQUET_SUFFIXES = (".parquet",)
+
+
+def _placeholder(source: str, file: str, where: int | str, rule: str, detail: str = "") -> Document:
+    meta = {"source": source, "read_error": rule, "file": file}
+    if detail:
+        meta["read_error_detail"] = detail[:300]
+    return Document(text="", id=f"{file}#{where}", metadata=meta)
+
+
+class _SourceMixin:
+    """Fills ``metadata.source`` and turns text-less rows into placeholders instead of skipping them."""
+
+    default_source: str | None
+    source_from_subfolder: bool
+
+    def _source_for(self, filepath: str) -> str:
+        if self.source_from_subfolder and os.sep in filepath.strip(os.sep):
+            return filepath.strip(os.sep).split(os.sep)[0]
+        return self.default_source or "default"
+
+    def get_document_from_dict(self, data: dict, source_file: str, id_in_file: int | str):
+        parsed = self.adapter(data, source_file, id_in_file)
+        source = (parsed.get("metadata") or {}).get("source") or self._source_for(source_file)
+        text = parsed.get("text")
+        if not isinstance(text, str) or not text:
+            rule = "missing_text" if not text else "bad_text"
+            return _placeholder(source, source_file, id_in_file, rule)
+        meta = dict(parsed.get("metadata") or {})
+        meta["source"] = source
+        return Document(text=text, id=str(parsed.get("id")), metadata=meta)
+
+
+class DedupJsonlReader(_SourceMixin, JsonlReader):
+    name = "🐿 Jsonl (dedup input)"
+
+    def __init__(
+        self,
+        data_folder: str,
+        paths_file: str,
+        text_key: str = "text",
+        id_key: str = "id",
+        default_source: str | None = None,
+        source_from_subfolder: bool = False,
+    ):
+        super().__init__(data_folder, paths_file=paths_file, text_key=text_key, id_key=id_key, add_file_path=False)
+        self.default_source, self.source_from_subfolder = default_source, source_from_subfolder
+
+    def read_file(self, filepath: str):
+        import orjson
+
+        source = self._source_for(filepath)
+        line_no = 0
+        try:
+            with self.data_folder.open(filepath, "r", compression=self.compression) as handle:
+                for line_no, line in enumerate(handle):
+                    if not line.strip():
+                        continue
+                    try:
+                        data = orjson.loads(line)
+                    except orjson.JSONDecodeError as error:
+                        yield _placeholder(source, filepath, line_no, "bad_json", str(error))
+                        continue
+                    if not isinstance(data, dict):
+                        yield _placeholder(source, filepath, line_no, "bad_json", "line is not a JSON object")
+                        continue
+                    yield self.get_document_from_dict(data, filepath, line_no)
+        except (OSError, EOFError, UnicodeDecodeError, ValueError) as error:
+            # a damaged compressed stream ends the file; what could not be read is one counted placeholder
+            yield _placeholder(source, filepath, f"{line_no}+", "corrupt_file", f"{type(error).__name__}: {error}")
+
+
+class DedupParquetReader(_SourceMixin, ParquetReader):
+    name = "📒 Parquet (dedup input)"
+
+    def __init__(
+        self,
+        data_folder: str,
+        paths_file: str,
+        text_key: str = "text",
+        id_key: str = "id",
+        default_source: str | None = None,
+        source_from_subfolder: bool = False,
+    ):
+        super().__init__(data_folder, paths_file=paths_file, text_key=text_key, id_key=id_key)
+        self.default_source, self.source_from_subfolder = default_source, source_from_subfolder
+
+    def read_file(self, filepath: str):
+        produced = 0
+        try:
+            for document in super().read_file(filepath):
+                produced += 1
+                yield document
+        except Exception as error:  # noqa: BLE001 - pyarrow raises many types; the file is counted, not fatal
+            source = self._source_for(filepath)
+            yield _placeholder(source, filepath, f"{produced}+", "corrupt_file", f"{type(error).__name__}: {error}")
+
+
+@dataclass
+class DedupInput:
+    """Where the documents come from.
+
+    ``plan(stage_dir)`` lists the input files once and writes the lists to ``<stage_dir>/inputs/``; both
+    sharded stages read those lists (datatrove ``paths_file``), so a file that appears between the signature
+    and the filter stage — or before a resumed run — cannot shift which rank reads which document.
+    """
+
+    folder: str
+    jsonl_glob: str | None = "**/*"
+    parquet_glob: str | None = "**/*"
+    text_key: str = "text"
+    id_key: str = "id"
+    default_source: str | None = None
+    source_from_subfolder: bool = False
+
+    @classmethod
+    def curated(cls, run_dir: str) -> DedupInput:
+        """A curation run's kept documents: ``<run>/curated/<source>/<rank>.jsonl.gz``."""
+        return cls(
+            folder=os.path.join(run_dir, "curated"),
+            jsonl_glob="*/*.jsonl.gz",
+            parquet_glob=None,
+            source_from_subfolder=True,
+        )
+
+    @classmethod
+    def dataset(cls, path: str, default_source: str, text_key: str = "text", id_key: str = "id") -> DedupInput:
+        """A file or a folder (searched recursively) of JSONL (optionally compressed) and/or Parquet files."""
+        path = os.path.abspath(path)
+        if os.path.isfile(path):
+            name = os.path.basename(path)
+            is_jsonl, is_parquet = name.endswith(JSONL_SUFFIXES), name.endswith(PARQUET_SUFFIXES)
+            if not (is_jsonl or is_parquet):
+                raise ValueError(f"{path}: not a JSONL (.jsonl[.gz|.zst]) or Parquet (.parquet) file")
+            return cls(
+                folder=os.path.dirname(path),
+                jsonl_glob=name if is_jsonl else None,
+                parquet_glob=name if is_parquet else None,
+                text_key=text_key,
+                id_key=id_key,
+                default_source=default_source,
+            )
+        if not os.path.isdir(path):
+            raise ValueError(f"{path}: no such file or folder")
+        return cls(folder=path, text_key=text_key, id_key=id_key, default_source=default_source)
+
+    def list_files(self) -> dict[str, list[str]]:
+        """Input files per format (sorted, relative to ``folder``)."""
+        import glob
+
+        found: dict[str, list[str]] = {}
+        if not os.path.isdir(self.folder):
+            return found
+        for fmt, pattern, suffixes in (
+            ("jsonl", self.jsonl_glob, JSONL_SUFFIXES),
+            ("parquet", self.parquet_glob, PARQUET_SUFFIXES),
+        ):
+            if pattern is None:
+                continue
+            names = [
+                os.path.relpath(p, self.folder) for p in glob.glob(os.path.join(self.folder, pattern), recursive=True)
+            ]
+            names = sorted(n for n in names if n.endswith(suffixes) and os.path.isfile(os.path.join(self.folder, n)))
+            if names:
+                found[fmt] = names
+        return found
+
+    def plan(self, stage_dir: str) -> dict[str, list[str]]:
+        """Write the file lists once; a rerun reuses them (same files, same sharding)."""
+        inputs_dir = os.path.join(stage_dir, "inputs")
+        listed = {}
+        if os.path.isdir(inputs_dir):
+            for fmt in ("jsonl", "parquet"):
+                path = os.path.join(inputs_dir, f"{fmt}.txt")
+                if os.path.exists(path):
+                    with open(path, encoding="utf-8") as handle:
+                        listed[fmt] = [line.rstrip("\n") for line in handle if line.strip()]
+            if listed or os.path.exists(os.path.join(inputs_dir, "done")):
+                return listed
+        listed = self.list_files()
+        os.makedirs(inputs_dir, exist_ok=True)
+        for fmt, names in listed.items():
+            _write_atomic(os.path.join(inputs_dir, f"{fmt}.txt"), "".join(n + "\n" for n in names))
+        _write_atomic(os.path.join(inputs_dir, "done"), "")
+        return listed
+
+    def readers(self, stage_dir: str) -> list:
+        """Reader steps over the planned file lists (call ``plan`` first)."""
+        inputs_dir = os.path.join(stage_dir, "inputs")
+        kwargs = dict(
+            text_key=self.text_key,
+            id_key=self.id_key,
+            default_source=self.default_source,
+            source_from_subfolder=self.source_from_subfolder,
+        )
+        steps = []
+        for fmt, cls in (("jsonl", DedupJsonlReader), ("parquet", DedupParquetReader)):
+            paths_file = os.path.join(inputs_dir, f"{fmt}.txt")
+            if os.path.exists(paths_file):
+                steps.append(cls(self.folder, paths_file=paths_file, **kwargs))
+        return steps
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)

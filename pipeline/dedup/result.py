@@ -1,0 +1,123 @@
+"""What a dedup run reports: ``DedupResult`` (JSON via ``to_dict()``) and its markdown section."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class SourceCounts(BaseModel):
+    input: int = 0
+    kept: int = 0
+    dropped: dict[str, int] = Field(default_factory=dict, description="rule -> documents (read errors: 'read:<rule>')")
+    empty: int = Field(default=0, description="no word at all: kept, never compared")
+    short: int = Field(default=0, description="fewer words than one shingle: exact dedup only")
+
+
+class DedupResult(BaseModel):
+    run_name: str
+    output_dir: str
+    params: dict[str, Any]
+    documents: int = 0
+    kept: int = 0
+    dropped: int = 0
+    rules: dict[str, int] = Field(default_factory=dict)
+    per_source: dict[str, SourceCounts] = Field(default_factory=dict)
+    pairs: dict[str, int] = Field(default_factory=dict, description="LSH candidate pairs and verified pairs")
+    clusters: int = 0
+    cluster_size_histogram: dict[str, int] = Field(default_factory=dict)
+    top_clusters: list[dict[str, Any]] = Field(default_factory=list)
+    index: dict[str, Any] | None = None
+    memory: dict[str, Any] = Field(default_factory=dict)
+    seconds: dict[str, float] = Field(default_factory=dict)
+    accounting_ok: bool = True
+    problems: list[str] = Field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-serialisable dict (what ``report.json`` embeds)."""
+        return self.model_dump(mode="json")
+
+
+def _mib(value: float | int | None) -> str:
+    return "—" if value is None else f"{value / 2**20:,.1f} MiB"
+
+
+def _cell(text: str | None, limit: int = 90) -> str:
+    text = " ".join((text or "").split())
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("|", "\\|")
+
+
+def dedup_report_md(result: DedupResult) -> str:
+    """The dedup section of the run report (markdown)."""
+    p = result.params
+    lines = [
+        "## Deduplication",
+        "",
+        f"{result.documents:,} documents in, **{result.kept:,} kept**, {result.dropped:,} dropped "
+        f"(exact + MinHash {p.get('num_perm')} permutations, {p.get('bands')} bands × {p.get('rows')} rows, "
+        f"{p.get('shingle_size')}-word shingles, candidates verified at estimated Jaccard ≥ {p.get('threshold')}).",
+        "",
+        "| source | in | kept | exact_duplicate | near_duplicate | other drops | empty (kept) | short |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, counts in sorted(result.per_source.items()):
+        other = sum(v for k, v in counts.dropped.items() if k not in ("exact_duplicate", "near_duplicate"))
+        lines.append(
+            f"| {name} | {counts.input:,} | {counts.kept:,} | {counts.dropped.get('exact_duplicate', 0):,} | "
+            f"{counts.dropped.get('near_duplicate', 0):,} | {other:,} | {counts.empty:,} | {counts.short:,} |"
+        )
+    lines += [
+        "",
+        f"LSH candidate pairs {result.pairs.get('candidates', 0):,}, verified {result.pairs.get('verified', 0):,}; "
+        f"{result.clusters:,} clusters.",
+    ]
+    if result.index:
+        idx = result.index
+        where = idx.get("path") or f"redis {idx.get('redis')} ({idx.get('basename')})"
+        lines += [
+            "",
+            f"Index of earlier runs ({idx.get('kind')}: {where}): {idx.get('entries_before', 0):,} entries compared "
+            f"({idx.get('entries_compared', 0):,} fetched), {idx.get('matched_exact', 0):,} exact and "
+            f"{idx.get('matched_near', 0):,} near matches dropped, "
+            f"{idx.get('entries_added', 0):,} kept documents added.",
+        ]
+        if idx.get("set_aside"):
+            lines.append(f"The previous index was set aside as `{idx['set_aside']}` (rebuild).")
+    if result.cluster_size_histogram:
+        lines += ["", "| cluster size | clusters |", "|---|---:|"]
+        lines += [f"| {size} | {count:,} |" for size, count in result.cluster_size_histogram.items()]
+    if result.top_clusters:
+        lines += [
+            "",
+            "Largest clusters (survivor, then up to three dropped members):",
+            "",
+            "| size | survivor | dropped example | rule | similarity |",
+            "|---:|---|---|---|---:|",
+        ]
+        for cluster in result.top_clusters:
+            survivor = cluster["survivor"]
+            label = f"`{_cell(str(survivor.get('id')), 40)}` ({survivor.get('source')}"
+            label += f", run {survivor.get('run')})" if cluster.get("from_index") else ")"
+            label += f": {_cell(survivor.get('snippet'), 60)}" if survivor.get("snippet") else ""
+            for i, example in enumerate(cluster["examples"] or [{}]):
+                lines.append(
+                    f"| {cluster['size'] if i == 0 else ''} | {label if i == 0 else ''} | "
+                    f"`{_cell(str(example.get('id', '')), 40)}`: {_cell(example.get('snippet'), 60)} | "
+                    f"{example.get('rule', '')} | {example.get('similarity', '')} |"
+                )
+    mem = result.memory
+    if mem:
+        per_doc = mem.get("bytes_per_doc", {})
+        lines += [
+            "",
+            f"Memory: signatures {per_doc.get('signatures', 0):.0f} B/document per rank; clustering bound "
+            f"{_mib(mem.get('cluster_bound_bytes'))} ({mem.get('formula', '')}), measured peak RSS "
+            f"{_mib(mem.get('cluster_peak_rss_bytes'))}; filter {per_doc.get('filter', 0):.0f} B/document.",
+        ]
+    if result.seconds:
+        lines.append("Time: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()) + ".")
+    if not result.accounting_ok:
+        lines += ["", "**Accounting problems:**"] + [f"- {problem}" for problem in result.problems]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,513 @@
+"""Running dedup: signatures (parallel ranks) → clustering (one task) → filter (parallel ranks) → index update.
+
+Everything goes through files under ``<out>/stages/dedup/`` and datatrove completions under
+``<out>/stages/dedup/logs/<step>/``, so a rerun resumes: finished ranks and steps are skipped, a killed rank
+rewrites its own files. ``plan.json`` pins the settings, the input file list and each file's size and mtime;
+a rerun with other settings or changed input files stops with an error instead of mixing old and new state
+(``restart=True`` clears the dedup outputs first).
+
+Entry points: ``run_dedup`` (a curation run's ``curated/``), ``dedup_dataset`` (any JSONL/Parquet, used by
+``tokenmill dedup``), and the four steps the Prefect flow runs as tasks: ``plan_dedup``, ``dedup_signatures``,
+``dedup_cluster``, ``dedup_filter``, ``dedup_finish``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+from datatrove.pipeline.base import PipelineStep
+
+from pipeline.dedup.cluster import DedupStateError
+from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.io import DedupInput
+from pipeline.dedup.result import DedupResult, SourceCounts
+
+ExecutorFactory = Callable[[list, str, int], Any]
+log = logging.getLogger(__name__)
+
+
+def local_executor_factory(workers: int = 1) -> ExecutorFactory:
+    """Factory for datatrove's ``LocalPipelineExecutor`` (what tests and the CLI use)."""
+
+    def factory(pipeline: list, logging_dir: str, tasks: int):
+        from datatrove.executor import LocalPipelineExecutor
+
+        return LocalPipelineExecutor(
+            pipeline=pipeline, logging_dir=logging_dir, tasks=tasks, workers=max(1, min(workers, tasks))
+        )
+
+    return factory
+
+
+@dataclasses.dataclass
+class DedupPlan:
+    """Where one dedup run reads and writes; JSON-able (Prefect passes it between tasks)."""
+
+    output_dir: str
+    stage_dir: str
+    tasks: int
+    run_name: str
+    input: dict[str, Any]
+    files: int
+    run_id: str = ""
+
+    @property
+    def source(self) -> DedupInput:
+        return DedupInput(**self.input)
+
+    def path(self, *parts: str) -> str:
+        return os.path.join(self.stage_dir, *parts)
+
+
+def _settings_fingerprint(config: DedupConfig) -> dict[str, Any]:
+    data = config.model_dump(mode="json", exclude={"tasks", "top_clusters"})
+    if data.get("index"):
+        data["index"].pop("rebuild", None)
+    return data
+
+
+def _file_stats(folder: str, files: dict[str, list[str]]) -> dict[str, list[int]]:
+    out = {}
+    for names in files.values():
+        for name in names:
+            st = os.stat(os.path.join(folder, name))
+            out[name] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def clear_outputs(output_dir: str) -> None:
+    """Remove everything a dedup run wrote under ``output_dir`` (stage folder, deduped/, dropped/*/dedup/)."""
+    shutil.rmtree(os.path.join(output_dir, "stages", "dedup"), ignore_errors=True)
+    shutil.rmtree(os.path.join(output_dir, "deduped"), ignore_errors=True)
+    dropped = os.path.join(output_dir, "dropped")
+    if os.path.isdir(dropped):
+        for source in os.listdir(dropped):
+            shutil.rmtree(os.path.join(dropped, source, "dedup"), ignore_errors=True)
+
+
+def plan_dedup(
+    source: DedupInput,
+    output_dir: str,
+    config: DedupConfig,
+    run_name: str | None = None,
+    tasks: int | None = None,
+    restart: bool = False,
+) -> DedupPlan:
+    """Check the index is usable (before any work), pin settings and input files, choose the rank count."""
+    output_dir = os.path.abspath(output_dir)
+    if restart:
+        clear_outputs(output_dir)
+    stage_dir = os.path.join(output_dir, "stages", "dedup")
+    run_name = run_name or (config.index.run_name if config.index and config.index.run_name else None)
+    run_name = run_name or os.path.basename(output_dir.rstrip(os.sep))
+    if config.index is not None:
+        _prepare_index(config, stage_dir, run_name)
+    plan_path = os.path.join(stage_dir, "plan.json")
+    settings = _settings_fingerprint(config)
+    if os.path.exists(plan_path):
+        with open(plan_path, encoding="utf-8") as handle:
+            stored = json.load(handle)
+        if stored["settings"] != settings:
+            raise DedupStateError(
+                f"{plan_path}: the dedup stage here was started with other settings; rerun with the same "
+                f"settings to resume, or restart (CLI --restart / delete {stage_dir}) to start over"
+            )
+        files = source.plan(stage_dir)
+        changed = []
+        for names in files.values():
+            for name in names:
+                path = os.path.join(source.folder, name)
+                if not os.path.exists(path):
+                    changed.append(f"{name} (missing)")
+                else:
+                    st = os.stat(path)
+                    if stored["file_stats"].get(name) != [st.st_size, st.st_mtime_ns]:
+                        changed.append(name)
+        if changed:
+            raise DedupStateError(
+                f"{plan_path}: input files changed since the dedup stage started ({', '.join(changed[:3])}…); "
+                f"restart (CLI --restart / delete {stage_dir}) to dedup the new input"
+            )
+        return DedupPlan(
+            output_dir,
+            stage_dir,
+            stored["tasks"],
+            stored["run_name"],
+            stored["input"],
+            stored["files"],
+            stored["run_id"],
+        )
+    files = source.plan(stage_dir)
+    n_files = sum(len(v) for v in files.values())
+    chosen = config.tasks or tasks or max(1, n_files)
+    # the run's identity in an index: a rerun of this plan is the same run, a later run into the same folder
+    # (after --restart) is a new one even though it has the same name
+    run_id = f"{run_name}@{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"
+    record = {
+        "settings": settings,
+        "tasks": chosen,
+        "run_name": run_name,
+        "run_id": run_id,
+        "input": dataclasses.asdict(source),
+        "files": n_files,
+        "file_stats": _file_stats(source.folder, files),
+    }
+    os.makedirs(stage_dir, exist_ok=True)
+    with open(plan_path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(record, handle, indent=1)
+    os.replace(plan_path + ".tmp", plan_path)
+    return DedupPlan(output_dir, stage_dir, chosen, run_name, record["input"], n_files, run_id)
+
+
+def _prepare_index(config: DedupConfig, stage_dir: str, run_name: str) -> None:
+    """Open the index once up front: an unreachable Redis or a corrupt file fails here, before any work."""
+    from pipeline.dedup.index import open_index
+
+    marker = os.path.join(stage_dir, "index_rebuilt.json")
+    rebuild = config.index.rebuild and not os.path.exists(marker)  # set aside once per run, not on every resume
+    index, moved = open_index(
+        config.index, config.signature_fingerprint(), run_name, config.bands, config.rows, allow_rebuild=rebuild
+    )
+    if rebuild:
+        os.makedirs(stage_dir, exist_ok=True)
+        with open(marker, "w", encoding="utf-8") as handle:
+            json.dump({"set_aside": moved}, handle)
+    before = os.path.join(stage_dir, "index_before.json")
+    if not os.path.exists(before):
+        os.makedirs(stage_dir, exist_ok=True)
+        with open(before, "w", encoding="utf-8") as handle:
+            json.dump(index.describe(), handle)
+
+
+def _check_complete(logging_dir: str, tasks: int, step: str) -> None:
+    done = {f"{rank:05d}" for rank in range(tasks)}
+    completions = os.path.join(logging_dir, "completions")
+    present = set(os.listdir(completions)) if os.path.isdir(completions) else set()
+    missing = sorted(done - present)
+    if missing:
+        raise DedupStateError(
+            f"dedup {step}: {tasks - len(missing)}/{tasks} ranks finished ({logging_dir}); if the executor runs "
+            "asynchronously (slurm, ray) wait for it, then rerun to resume"
+        )
+
+
+def _run(executor_factory: ExecutorFactory, pipeline: list, logging_dir: str, tasks: int, step: str) -> float:
+    started = time.perf_counter()
+    executor = executor_factory(pipeline, logging_dir, tasks)
+    executor.run()
+    _check_complete(logging_dir, tasks, step)
+    return time.perf_counter() - started
+
+
+def _record_time(plan: DedupPlan, step: str, seconds: float) -> None:
+    path = plan.path("timings.json")
+    timings = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            timings = json.load(handle)
+    timings[step] = round(timings.get(step, 0.0) + seconds, 3)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(timings, handle)
+
+
+def dedup_signatures(plan: DedupPlan, config: DedupConfig, executor_factory: ExecutorFactory) -> None:
+    from pipeline.dedup.signatures import DedupSignatureStep
+
+    readers = plan.source.readers(plan.stage_dir)
+    if not readers:
+        return
+    pipeline: list[PipelineStep] = [*readers, DedupSignatureStep(config, plan.path("signatures"))]
+    seconds = _run(executor_factory, pipeline, plan.path("logs", "signatures"), plan.tasks, "signatures")
+    _record_time(plan, "signatures", seconds)
+
+
+class DedupClusterStep(PipelineStep):
+    """The clustering step as a one-task datatrove pipeline (so its completion is recorded like the others)."""
+
+    name = "🫆 Dedup clusters"
+    type = "🧮 - TOKENMILL"
+
+    def __init__(self, plan: DedupPlan, config: DedupConfig, source_priority: dict[str, int]):
+        super().__init__()
+        self.plan, self.config, self.source_priority = plan, config, dict(source_priority)
+
+    def run(self, data=None, rank: int = 0, world_size: int = 1):
+        from pipeline.dedup.cluster import run_clustering
+
+        index = None
+        if self.config.index is not None:
+            from pipeline.dedup.index import open_index
+
+            index, _ = open_index(
+                self.config.index,
+                self.config.signature_fingerprint(),
+                self.plan.run_name,
+                self.config.bands,
+                self.config.rows,
+                allow_rebuild=False,
+                run_id=self.plan.run_id,
+            )
+        with self.track_time():
+            summary = run_clustering(
+                self.plan.path("signatures"),
+                self.plan.path("clusters"),
+                self.plan.tasks,
+                self.config,
+                self.source_priority,
+                index,
+            )
+        self.stat_update("documents", value=summary["documents"])
+        return
+        yield  # a generator, like every datatrove step (never reached)
+
+
+def dedup_cluster(
+    plan: DedupPlan, config: DedupConfig, source_priority: dict[str, int], executor_factory: ExecutorFactory
+) -> None:
+    if not plan.source.readers(plan.stage_dir):
+        return
+    step = DedupClusterStep(plan, config, source_priority)
+    seconds = _run(executor_factory, [step], plan.path("logs", "cluster"), 1, "clustering")
+    _record_time(plan, "cluster", seconds)
+
+
+def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
+    from datatrove.pipeline.writers.jsonl import JsonlWriter
+
+    from pipeline.dedup.filter import DedupFilterStep
+
+    readers = plan.source.readers(plan.stage_dir)
+    if not readers:
+        return
+    pipeline: list[PipelineStep] = [
+        *readers,
+        DedupFilterStep(
+            plan.path("clusters", "decisions"), os.path.join(plan.output_dir, "dropped"), plan.path("filter_counts")
+        ),
+        JsonlWriter(os.path.join(plan.output_dir, "deduped"), output_filename="${source}/${rank}.jsonl.gz"),
+    ]
+    seconds = _run(executor_factory, pipeline, plan.path("logs", "filter"), plan.tasks, "filter")
+    _record_time(plan, "filter", seconds)
+
+
+def _kept_entries(plan: DedupPlan, config: DedupConfig):
+    """Signatures, exact hashes and names of this run's kept documents (for the index)."""
+    import numpy as np
+
+    from pipeline.dedup.signatures import rank_paths
+
+    keep = np.load(plan.path("clusters", "keep.npy"))
+    sigs, exact, metas = [], [], []
+    offset = 0
+    for rank in range(plan.tasks):
+        paths = rank_paths(plan.path("signatures"), rank)
+        with open(paths[".json"], encoding="utf-8") as handle:
+            count = json.load(handle)["count"]
+        mask = keep[offset : offset + count]
+        offset += count
+        if not mask.any():
+            continue
+        raw = np.fromfile(paths[".sig"], dtype="<u4").reshape(count, config.num_perm)
+        sigs.append(raw[mask])
+        with np.load(paths[".cols.npz"]) as cols:
+            exact.append(cols["exact"][mask])
+        with gzip.open(paths[".docs.jsonl.gz"], "rt", encoding="utf-8") as handle:
+            for position, line in enumerate(handle):
+                if mask[position]:
+                    doc_id, source, url, _ = json.loads(line)
+                    metas.append((source, doc_id, url))
+    if not sigs:
+        return np.empty((0, config.num_perm), np.uint32), np.empty((0, 2), np.uint64), []
+    return np.concatenate(sigs), np.concatenate(exact), metas
+
+
+def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
+    """Add kept documents to the index (once), check the accounting, assemble and save the result."""
+    from pipeline.dedup import memory
+
+    index_info = None
+    seconds_index = 0.0
+    has_input = bool(plan.source.readers(plan.stage_dir))
+    if config.index is not None:
+        with open(plan.path("index_before.json"), encoding="utf-8") as handle:
+            before = json.load(handle)
+        index_info = {**before, "entries_before": before.get("entries", 0), "entries_added": 0}
+        index_info.pop("entries", None)
+        marker = plan.path("index_added.json")
+        if os.path.exists(marker):
+            with open(marker, encoding="utf-8") as handle:
+                index_info["entries_added"] = json.load(handle)["added"]
+        elif config.index.update and has_input:
+            from pipeline.dedup.index import open_index
+
+            started = time.perf_counter()
+            index, _ = open_index(
+                config.index,
+                config.signature_fingerprint(),
+                plan.run_name,
+                config.bands,
+                config.rows,
+                allow_rebuild=False,
+                run_id=plan.run_id,
+            )
+            sigs, exact, metas = _kept_entries(plan, config)
+            added = index.add(sigs, exact, metas)
+            with open(marker, "w", encoding="utf-8") as handle:
+                json.dump({"added": added}, handle)
+            index_info["entries_added"] = added
+            seconds_index = time.perf_counter() - started
+            _record_time(plan, "index", seconds_index)
+        rebuilt = plan.path("index_rebuilt.json")
+        if os.path.exists(rebuilt):
+            with open(rebuilt, encoding="utf-8") as handle:
+                index_info["set_aside"] = json.load(handle)["set_aside"]
+
+    params = config.model_dump(mode="json", exclude={"index"})
+    params["tasks"] = plan.tasks
+    result = DedupResult(run_name=plan.run_name, output_dir=plan.output_dir, params=params, index=index_info)
+    if not has_input:  # nothing to dedup (e.g. curation kept nothing): an empty, balanced result
+        _save(plan, result)
+        return result
+    with open(plan.path("clusters", "summary.json"), encoding="utf-8") as handle:
+        summary = json.load(handle)
+    filtered: dict[str, dict] = {}
+    for rank in range(plan.tasks):
+        with open(plan.path("filter_counts", f"{rank:05d}.json"), encoding="utf-8") as handle:
+            for source, counts in json.load(handle).items():
+                total = filtered.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
+                total["input"] += counts["input"]
+                total["kept"] += counts["kept"]
+                for rule, value in counts["dropped"].items():
+                    total["dropped"][rule] = total["dropped"].get(rule, 0) + value
+
+    for source, expected in summary["per_source"].items():
+        # a source whose documents were all dropped still gets its (empty) folder: "dedup ran, nothing kept"
+        os.makedirs(os.path.join(plan.output_dir, "deduped", source), exist_ok=True)
+        got = filtered.get(source, {"input": 0, "kept": 0, "dropped": {}})
+        counts = SourceCounts(
+            input=got["input"],
+            kept=got["kept"],
+            dropped=got["dropped"],
+            empty=expected["empty"],
+            short=expected["short"],
+        )
+        result.per_source[source] = counts
+        if got["input"] != expected["input"]:
+            result.problems.append(f"{source}: signed {expected['input']} documents, filtered {got['input']}")
+        if got["input"] != got["kept"] + sum(got["dropped"].values()):
+            result.problems.append(f"{source}: in {got['input']} != kept {got['kept']} + dropped")
+        dup_rules = {k: v for k, v in got["dropped"].items() if not k.startswith("read:")}
+        if dup_rules != expected["dropped"]:
+            result.problems.append(f"{source}: dropped {dup_rules}, decided {expected['dropped']}")
+        if sum(v for k, v in got["dropped"].items() if k.startswith("read:")) != expected["unreadable"]:
+            result.problems.append(f"{source}: unreadable documents not all dropped")
+    result.accounting_ok = not result.problems
+    result.documents = sum(c.input for c in result.per_source.values())
+    result.kept = sum(c.kept for c in result.per_source.values())
+    result.dropped = result.documents - result.kept
+    for counts in result.per_source.values():
+        for rule, value in counts.dropped.items():
+            result.rules[rule] = result.rules.get(rule, 0) + value
+    result.pairs = summary["pairs"]
+    result.clusters = summary["clusters"]
+    result.cluster_size_histogram = summary["cluster_size_histogram"]
+    result.top_clusters = summary["top_clusters"]
+    if index_info is not None:
+        index_info.update({k: summary["index"][k] for k in ("entries_compared", "matched_exact", "matched_near")})
+        result.index = index_info  # pydantic copied the dict at construction
+    mem = summary["memory"]
+    duplicate_share = result.dropped / max(result.documents, 1)
+    result.memory = {
+        "bytes_per_doc": {
+            "signatures": memory.SIGNATURE_BYTES_PER_DOC,
+            "cluster": round(mem["bound_bytes"] / max(result.documents, 1), 1),
+            "filter": round(duplicate_share * memory.DECISION_BYTES, 1),
+        },
+        "cluster_bound_bytes": mem["bound_bytes"],
+        "cluster_array_bytes": mem["array_bytes"],
+        "cluster_id_bytes": mem["id_bytes"],
+        "cluster_peak_rss_bytes": mem["peak_rss_bytes"],
+        "formula": memory.formula(config.num_perm),
+    }
+    timings_path = plan.path("timings.json")
+    if os.path.exists(timings_path):
+        with open(timings_path, encoding="utf-8") as handle:
+            result.seconds = json.load(handle)
+    result.seconds["cluster_cpu"] = summary["seconds"]["cpu"]
+    if result.problems:
+        log.warning("dedup accounting problems: %s", "; ".join(result.problems))
+    _save(plan, result)
+    return result
+
+
+def _save(plan: DedupPlan, result: DedupResult) -> None:
+    path = plan.path("result.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(result.to_dict(), handle, ensure_ascii=False, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def _execute(
+    plan: DedupPlan, config: DedupConfig, source_priority: dict[str, int], executor_factory: ExecutorFactory
+) -> DedupResult:
+    dedup_signatures(plan, config, executor_factory)
+    dedup_cluster(plan, config, source_priority, executor_factory)
+    dedup_filter(plan, executor_factory)
+    return dedup_finish(plan, config)
+
+
+def run_dedup(
+    run_dir: str,
+    config: DedupConfig,
+    source_priority: dict[str, int],
+    executor_factory: ExecutorFactory,
+    run_name: str | None = None,
+    tasks: int | None = None,
+    restart: bool = False,
+) -> DedupResult:
+    """Dedup a curation run: ``<run>/curated/<source>/*.jsonl.gz`` → ``<run>/deduped/<source>/<rank>.jsonl.gz``.
+
+    ``source_priority`` maps source names to ``SourceConfig.priority`` (higher wins a cluster);
+    ``executor_factory(pipeline, logging_dir, tasks)`` returns a datatrove executor; ``tasks`` (optional)
+    is the rank count when ``config.tasks`` is unset (default: one rank per curated file).
+    """
+    plan = plan_dedup(DedupInput.curated(run_dir), run_dir, config, run_name, tasks, restart)
+    return _execute(plan, config, source_priority, executor_factory)
+
+
+def dedup_dataset(
+    input_path: str,
+    output_dir: str,
+    config: DedupConfig,
+    source_name: str | None = None,
+    source_priority: dict[str, int] | None = None,
+    executor_factory: ExecutorFactory | None = None,
+    text_key: str = "text",
+    id_key: str = "id",
+    run_name: str | None = None,
+    restart: bool = False,
+) -> DedupResult:
+    """Dedup an existing JSONL/Parquet dataset (file or folder) into ``output_dir`` laid out like a run."""
+    source_name = source_name or _default_source_name(input_path)
+    source = DedupInput.dataset(input_path, source_name, text_key, id_key)
+    plan = plan_dedup(source, output_dir, config, run_name, None, restart)
+    return _execute(plan, config, source_priority or {}, executor_factory or local_executor_factory())
+
+
+def _default_source_name(path: str) -> str:
+    import re
+
+    base = os.path.basename(os.path.abspath(path).rstrip(os.sep))
+    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".parquet", ".ndjson"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", base) or "input"

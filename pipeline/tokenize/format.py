@@ -1,0 +1,126 @@
+"""The token shard format (datatrove's layout) and the manifest fingerprint, shared by writer and reader.
+
+``NAME.ds``: token ids, little-endian ``uint16`` (vocabulary ≤ 65,536) or ``uint32``, each document followed
+by the EOS id. ``NAME.ds.index``: little-endian ``uint64`` cumulative end offsets, in tokens, one per document
+(the EOS included), so document *i* spans ``[index[i-1], index[i])``. This is what datatrove's
+``DocumentTokenizer`` writes and ``DatatroveFolderDataset`` / nanotron read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INDEX_SUFFIX = ".index"
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+TRAIN_DIR = "train"
+HELDOUT_DIR = "heldout"
+INDEX_DTYPE = np.dtype("<u8")
+
+
+class ShardError(ValueError):
+    """A shard or index file that is missing, truncated or inconsistent; the message names the file."""
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    if name not in ("uint16", "uint32"):
+        raise ShardError(f"unknown token dtype {name!r} (uint16 or uint32)")
+    return np.dtype("<u2" if name == "uint16" else "<u4")
+
+
+def write_shard(path: Path, tokens: np.ndarray, doc_ends: np.ndarray) -> None:
+    """Write ``path`` and ``path.index`` (both through a temporary name, so a crash leaves no half file)."""
+    for target, array in ((path, tokens), (Path(f"{path}{INDEX_SUFFIX}"), doc_ends.astype(INDEX_DTYPE, copy=False))):
+        partial = target.with_name(target.name + ".partial")
+        with open(partial, "wb") as handle:
+            handle.write(memoryview(np.ascontiguousarray(array)).cast("B"))
+        os.replace(partial, target)
+
+
+def open_tokens(path: Path, dtype: np.dtype, expected_tokens: int | None = None) -> np.ndarray:
+    """Memory-map a ``.ds`` file as a plain ndarray (memmap slicing is several times slower)."""
+    if not path.is_file():
+        raise ShardError(f"{path}: shard file is missing")
+    size = path.stat().st_size
+    if size % dtype.itemsize:
+        raise ShardError(f"{path}: {size} bytes is not a whole number of {dtype.itemsize}-byte tokens (truncated?)")
+    if expected_tokens is not None and size != expected_tokens * dtype.itemsize:
+        raise ShardError(
+            f"{path}: holds {size // dtype.itemsize} tokens, the manifest says {expected_tokens} "
+            "(truncated or replaced)"
+        )
+    if size == 0:
+        return np.empty(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r").view(np.ndarray)
+
+
+def read_index(path: Path, expected_documents: int | None = None) -> np.ndarray:
+    index_path = Path(f"{path}{INDEX_SUFFIX}")
+    if not index_path.is_file():
+        raise ShardError(f"{index_path}: index file is missing")
+    size = index_path.stat().st_size
+    if size % INDEX_DTYPE.itemsize:
+        raise ShardError(f"{index_path}: {size} bytes is not a whole number of uint64 offsets (truncated?)")
+    if expected_documents is not None and size != expected_documents * INDEX_DTYPE.itemsize:
+        raise ShardError(
+            f"{index_path}: holds {size // 8} document ends, the manifest says {expected_documents} (truncated?)"
+        )
+    return np.fromfile(index_path, dtype=INDEX_DTYPE)
+
+
+def check_shard(tokens: np.ndarray, ends: np.ndarray, path: Path, eos_id: int | None) -> None:
+    """Index and tokens agree: offsets increase, the last one is the file's length, each document ends in EOS."""
+    index_path = f"{path}{INDEX_SUFFIX}"
+    if len(ends) == 0:
+        if len(tokens):
+            raise ShardError(f"{index_path}: empty index for a shard of {len(tokens)} tokens")
+        return
+    if int(ends[-1]) != len(tokens):
+        raise ShardError(f"{index_path}: last document ends at {int(ends[-1])}, the shard has {len(tokens)} tokens")
+    if ends[0] == 0 or (len(ends) > 1 and np.any(ends[1:] <= ends[:-1])):
+        raise ShardError(f"{index_path}: document end offsets do not strictly increase (corrupt index)")
+    if eos_id is not None:
+        last = tokens[(ends - 1).astype(np.int64)]
+        bad = np.flatnonzero(last != eos_id)
+        if len(bad):
+            raise ShardError(
+                f"{path}: document {int(bad[0])} does not end with EOS id {eos_id} "
+                f"({len(bad)} such documents; corrupt shard or index)"
+            )
+
+
+def fingerprint(manifest: dict[str, Any]) -> str:
+    """Hash of what decides the token stream: tokenizer, dtype, EOS and every shard with its counts."""
+    splits = manifest.get("splits", {})
+    payload = {
+        "tokenizer": manifest.get("tokenizer", {}).get("sha256"),
+        "eos_id": manifest.get("tokenizer", {}).get("eos_id"),
+        "dtype": manifest.get("dtype"),
+        "files": sorted(
+            (f["path"], f["tokens"], f["documents"]) for split in splits.values() for f in split.get("files", [])
+        ),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_manifest(directory: str | Path) -> dict[str, Any]:
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        raise ShardError(f"{path}: manifest not found (is {directory} a tokenmill shards folder?)")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ShardError(f"{path}: not valid JSON: {error}") from None
+    for key in ("dtype", "tokenizer", "splits"):
+        if key not in manifest:
+            raise ShardError(f"{path}: missing field {key!r}")
+    stored = manifest.get("fingerprint")
+    if stored is not None and stored != fingerprint(manifest):
+        raise ShardError(f"{path}: fingerprint {stored} does not match its contents (edited by hand?)")
+    return manifest
