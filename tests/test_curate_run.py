@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -111,8 +114,20 @@ def test_sigkill_then_rerun_equals_uninterrupted(tmp_path: Path, sample_dir: Pat
     killed_recipe = recipe_file(tmp_path, sample_dir, tmp_path / "killed")
     script = tmp_path / "killer.py"
     script.write_text(KILLER)
-    proc = subprocess.run([sys.executable, str(script), str(killed_recipe)], cwd=REPO, capture_output=True)
-    assert proc.returncode == -9, proc.stderr.decode()[-2000:]
+    log = tmp_path / "killer.log"
+    with open(log, "wb") as handle:
+        # own session: the extractor sandbox child outlives a SIGKILLed parent, so the group is cleaned up below
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(killed_recipe)],
+            cwd=REPO,
+            stdout=handle,
+            stderr=handle,
+            start_new_session=True,
+        )
+        returncode = proc.wait(timeout=600)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert returncode == -9, log.read_text()[-2000:]
     completions = list((tmp_path / "killed" / "stages" / "curate" / "web" / "logs" / "completions").glob("*"))
     assert len(completions) == 2  # ranks 0 and 1 finished, rank 2 died mid-way
 
