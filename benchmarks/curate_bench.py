@@ -57,7 +57,7 @@ def step_rows(stats: list[dict]) -> list[tuple[str, int, float]]:
                 value = counts[key]
                 docs = int(value["total"] if isinstance(value, dict) else value)
                 break
-        rows.append((name, docs, wall))
+        rows.append((name.split(": ", 1)[-1], docs, wall))
     return rows
 
 

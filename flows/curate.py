@@ -36,15 +36,9 @@ def curate_source_task(recipe: Recipe, source_name: str, run_dir: str) -> str:
 @task(name="dedup")
 def dedup_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
     from flows.end_to_end import executor_factory
-    from pipeline.dedup.run import run_dedup
+    from pipeline.run import run_dedup_stage
 
-    result = run_dedup(
-        run_dir,
-        recipe.stages.dedup,
-        {s.name: s.priority for s in recipe.sources},
-        executor_factory(recipe),
-        run_name=recipe.name,
-    )
+    result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe))
     return result.model_dump(mode="json")
 
 

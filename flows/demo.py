@@ -1,14 +1,10 @@
-"""The demo flow: the demo recipe, pointed at the generated sample, run end to end."""
+"""The demo: the demo recipe pointed at the generated sample, run by the end-to-end ``pipeline`` flow."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import yaml
-from prefect import flow
-
-import flows  # noqa: F401
-from flows.curate import curate
 
 
 def demo_recipe(recipe_path: str, sample_dir: str, output: str) -> str:
@@ -22,13 +18,6 @@ def demo_recipe(recipe_path: str, sample_dir: str, output: str) -> str:
             source["path"] = str(sample / "domain")
     data["output_dir"] = output
     Path(output).mkdir(parents=True, exist_ok=True)
-    resolved = Path(output).parent / f"{Path(output).name}.recipe.yaml"
+    resolved = Path(output) / "demo.recipe.yaml"
     resolved.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return str(resolved)
-
-
-@flow(name="demo", log_prints=True)
-def demo_flow(recipe_path: str, sample_dir: str, output: str) -> dict:
-    recipe_file = demo_recipe(recipe_path, sample_dir, output)
-    curated = curate(recipe_file, output=output)
-    return {"curate": curated, "report": curated["report"]}

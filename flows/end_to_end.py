@@ -14,6 +14,7 @@ where that name would shadow the ``pipeline`` package (and ``tokenize.py`` would
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -80,16 +81,9 @@ def curate_stage(recipe: Recipe, source_name: str, cache_key: str) -> str:
 
 @task(name="dedup", **STAGE_TASK)
 def dedup_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
-    from pipeline.dedup.run import run_dedup
+    from pipeline.run import run_dedup_stage
 
-    priorities = {s.name: s.priority for s in recipe.sources}
-    result = run_dedup(
-        str(RunLayout.at(recipe.output_dir).root),
-        recipe.stages.dedup,
-        priorities,
-        executor_factory(recipe),
-        run_name=recipe.name,
-    )
+    result = run_dedup_stage(recipe, RunLayout.at(recipe.output_dir), executor_factory(recipe))
     return result.model_dump(mode="json")
 
 
@@ -139,6 +133,14 @@ def plan_options(recipe: Recipe) -> Any:
     train = recipe.train or {}
     if options.get("model") is None and options.get("params") is None:
         options["model"] = train.get("model") or "tiny"
+    if options.get("tokens") is None and recipe.train is not None:
+        planned = recipe.train_config()
+        if planned.max_tokens is not None:
+            options["tokens"] = planned.max_tokens
+        elif planned.max_steps is not None and planned.global_batch_tokens is not None:
+            options["tokens"] = planned.max_steps * planned.global_batch_tokens
+    if options.get("seq_len") is None and train.get("seq_len"):
+        options["seq_len"] = train["seq_len"]
     return PlanOptions.model_validate(options)
 
 
@@ -163,7 +165,25 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
 def train_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     from training.train import run_training
 
-    return run_training(recipe.train_config({"force": force} if force else None))
+    config = recipe.train_config({"force": force} if force else None)
+    set_aside_other_training(Path(config.output), cache_key)
+    return run_training(config)
+
+
+def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
+    """Keep ``output`` for this training key: a rerun with the same key resumes its checkpoints; a folder
+    trained under other settings or shards is moved to ``<output>.<old key>`` (kept, never deleted)."""
+    marker = output / ".pipeline-key"
+    previous = marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+    moved = None
+    if output.exists() and any(output.iterdir()) and previous != cache_key:
+        moved = output.with_name(f"{output.name}.{(previous or 'unkeyed')[:12]}")
+        if moved.exists():
+            shutil.rmtree(moved)
+        output.rename(moved)
+    output.mkdir(parents=True, exist_ok=True)
+    marker.write_text(cache_key, encoding="utf-8")
+    return moved
 
 
 @task(name="report")
@@ -208,7 +228,7 @@ def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
         numbers["tokens"] = totals
     train = results.get("train") or {}
     if train:
-        numbers["trained_steps"] = train.get("steps")
+        numbers["trained_steps"] = train.get("step")
         numbers["final_loss"] = train.get("final_loss")
     return numbers
 

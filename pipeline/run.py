@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import Recipe, dump_recipe
+from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 
 
@@ -46,3 +47,28 @@ def account_all(recipe: Recipe, layout: RunLayout) -> list[SourceAccount]:
     accounts = [account_source(layout, source.name) for source in recipe.sources]
     check_accounts(accounts)
     return accounts
+
+
+def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
+    """Dedup the run's curated sources; restart the dedup stage when its inputs or settings changed.
+
+    The dedup stage itself refuses to resume over changed inputs (safe when run alone); inside a run,
+    curation is the authority, so a changed curation fingerprint or dedup setting starts dedup afresh.
+    """
+    from pipeline.dedup.run import run_dedup
+
+    priorities = {s.name: s.priority for s in recipe.sources}
+    upstream = digest(
+        "dedup",
+        sorted(
+            (s.name, read_fingerprint(layout.stage_dir("curate", s.name) / "fingerprint.json")) for s in recipe.sources
+        ),
+        recipe.stages.dedup.model_dump(mode="json"),
+        priorities,
+    )
+    marker = layout.stage_dir("dedup") / "upstream.json"
+    restart = read_fingerprint(marker) != upstream and layout.stage_dir("dedup").exists()
+    write_fingerprint(marker, upstream)
+    return run_dedup(
+        str(layout.root), recipe.stages.dedup, priorities, executor_factory, run_name=recipe.name, restart=restart
+    )

@@ -1,4 +1,4 @@
-"""``tokenmill demo``: generate the bundled sample and run the demo recipe end to end."""
+"""``tokenmill demo``: generate the bundled sample and run the demo recipe end to end (``pipeline`` flow)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,26 @@ def register(app: typer.Typer) -> None:
     def demo(
         output: str = typer.Option("runs/demo", help="run directory"),
         sample_dir: str = typer.Option("runs/sample", help="where the generated sample crawl is written"),
-        pages: int = typer.Option(400, min=20, help="pages in the generated crawl"),
+        pages: int = typer.Option(400, min=20, help="response records in the generated crawl"),
         seed: int = typer.Option(0, help="seed of the sample generator"),
     ) -> None:
-        """Generate a sample crawl + domain folder and run configs/demo.yaml on it."""
+        """Generate a sample crawl + finance folder; curate, dedup, tokenize, plan, train `tiny`, report."""
         from flows.runtime import console, ensure_prefect_backend, repo_root
         from pipeline.sample import generate_sample
 
         info = generate_sample(sample_dir, seed=seed, pages=pages)
-        console.print(f"sample written to {sample_dir}: {info}")
-        recipe_path = Path(repo_root()) / "configs" / "demo.yaml"
+        console.print(f"sample: {info.pages} crawl records, {info.domain_docs} domain documents → {sample_dir}")
         ensure_prefect_backend()
-        from flows.commands.curate import print_summary
-        from flows.demo import demo_flow
+        from flows.commands.pipeline import print_result
+        from flows.demo import demo_recipe
+        from flows.end_to_end import pipeline
 
-        result = demo_flow(str(recipe_path), sample_dir=sample_dir, output=output)
-        print_summary(result["curate"])
+        recipe = demo_recipe(str(Path(repo_root()) / "configs" / "demo.yaml"), sample_dir, output)
+        result = pipeline(recipe)
+        print_result(result)
+        if result.get("train", {}).get("final"):
+            from training.generate import generate_sample as generate_text
+
+            text = generate_text(result["train"]["final"], "The company reported", max_new_tokens=30)
+            console.print(f"[bold]sample from the trained tiny model:[/] {text!r}")
         console.print(f"[bold green]demo finished[/]: report at {result['report']}")

@@ -18,6 +18,4 @@ def register(app: typer.Typer) -> None:
         from pipeline.sample import generate_sample
 
         info = generate_sample(out, seed=seed, pages=pages, warc_files=warc_files, domain_docs=domain_docs)
-        typer.echo(
-            f"{info.pages} pages in {len(info.warc_paths)} WARC files, {info.domain_docs} domain docs → {info.truth_path}"
-        )
+        typer.echo(f"{info.pages} crawl records, {info.domain_docs} domain docs → {info.truth_path}")

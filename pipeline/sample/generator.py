@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import random
 import shutil
 import unicodedata
@@ -778,7 +779,19 @@ def generate_sample(
     truth = _truth_doc(seed, crawl_pages, warc_paths, docs)
     truth_path = out_dir / "truth.json"
     _write_json(truth_path, truth)
+    _fix_mtimes(out_dir)
     return _info(out_dir, crawl_dir, warc_paths, domain_dir, truth_path, truth, records)
+
+
+FIXED_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def _fix_mtimes(out_dir: Path) -> None:
+    """Give every written file the same fixed mtime: the bytes are a function of the seed, so a regenerated
+    sample then fingerprints like the old one and a rerun of the demo resumes instead of re-curating."""
+    for path in out_dir.rglob("*"):
+        if path.is_file():
+            os.utime(path, (FIXED_MTIME, FIXED_MTIME))
 
 
 def generate_crawl(path: str | Path, n_pages: int, seed: int = 0, warc_files: int = 1) -> SampleInfo:

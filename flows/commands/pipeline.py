@@ -1,0 +1,52 @@
+"""``tokenmill pipeline RECIPE``: curate → dedup → tokenize → plan (gate) → train → report, with cached stages."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("pipeline")
+    def pipeline_command(
+        recipe: str = typer.Argument(..., help="recipe YAML with stages, plan: and train: sections"),
+        output: Optional[str] = typer.Option(None, "--output", help="run directory (default: recipe output_dir)"),  # noqa: UP045
+        force: bool = typer.Option(False, "--force", help="train even when the budget check finds blocking problems"),
+    ) -> None:
+        """Run a recipe end to end; a rerun skips the stages whose config, inputs and code are unchanged."""
+        from flows.runtime import console, ensure_prefect_backend
+        from pipeline.config import RecipeError
+
+        ensure_prefect_backend()
+        from flows.end_to_end import PlanRefused, pipeline
+
+        try:
+            result = pipeline(recipe, output=output, force=force)
+        except (RecipeError, FileNotFoundError, PlanRefused) as error:
+            console.print(f"[red]error:[/] {error}")
+            raise typer.Exit(2) from None
+        print_result(result)
+
+
+def print_result(result: dict) -> None:
+    from flows.commands.curate import print_summary
+    from flows.runtime import console
+
+    print_summary({"sources": result["curation"]["sources"], "report": result["report"]})
+    if result.get("dedup"):
+        console.print(f"dedup: {_dedup_line(result['dedup'])}")
+    if result.get("tokenize"):
+        manifest = result["tokenize"]
+        console.print(f"shards: vocab {manifest.get('vocab_size')}, dtype {manifest.get('dtype')}")
+    if result.get("plan"):
+        console.print("plan: " + "; ".join(result["plan"]["plan"].get("verdicts", [])))
+    if result.get("train"):
+        train = result["train"]
+        console.print(
+            f"train: {train.get('step')} steps, final loss {train.get('final_loss')}, model {train.get('final')}"
+        )
+
+
+def _dedup_line(dedup: dict) -> str:
+    return f"kept {dedup.get('kept')}, dropped {dedup.get('dropped')} ({dedup.get('rules')})"
