@@ -155,7 +155,7 @@ def main() -> None:
     table = Table(title=f"curation throughput: {args.pages:,} generated pages, {megabytes:.1f} MB of HTTP payload")
     for column in ("pipeline", "step", "docs in", "docs / s", "MB / s"):
         table.add_column(column, justify="left" if column in ("pipeline", "step") else "right")
-    for name, (wall, cpu, stats, kept) in results.items():
+    for name, (_wall, cpu, stats, kept) in results.items():
         for step, docs, step_wall in step_rows(stats):
             rate = docs / step_wall if step_wall > 0 else float("inf")
             table.add_row(name, step, f"{docs:,}", f"{rate:,.0f}", "")

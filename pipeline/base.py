@@ -30,6 +30,22 @@ class Drop:
     stage: str | None = None
 
 
+_snippet_redactor = None
+
+
+def redacted_snippet(text: str) -> str:
+    """The first characters of a dropped document, with PII replaced: documents dropped before the PII
+    stage must not leak e-mails or keys into ``dropped/`` rows and the report's examples."""
+    global _snippet_redactor
+    if _snippet_redactor is None:
+        from pipeline.stages.pii import PIIRedactor
+
+        _snippet_redactor = PIIRedactor()
+    # a little extra context so a value cut at the boundary is still recognised
+    redacted, _counts = _snippet_redactor.redact(text[: SNIPPET_CHARS + 200])
+    return redacted[:SNIPPET_CHARS]
+
+
 def drop_row(doc: Document, stage: str, drop: Drop) -> dict[str, Any]:
     """The JSON row recorded for one dropped document."""
     row: dict[str, Any] = {
@@ -39,7 +55,7 @@ def drop_row(doc: Document, stage: str, drop: Drop) -> dict[str, Any]:
         "rule": drop.rule,
         "score": None if drop.score is None else float(drop.score),
         "url": doc.metadata.get("url"),
-        "snippet": (doc.text or "")[:SNIPPET_CHARS],
+        "snippet": redacted_snippet(doc.text or ""),
     }
     row.update(drop.extra)
     return row

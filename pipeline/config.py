@@ -146,7 +146,12 @@ class Recipe(StrictModel):
         from training.config import TrainConfig
 
         root = Path(self.output_dir)
-        data = {"shards": str(root / "shards"), "output": str(root / "train"), **(self.train or {}), **(overrides or {})}
+        data = {
+            "shards": str(root / "shards"),
+            "output": str(root / "train"),
+            **(self.train or {}),
+            **(overrides or {}),
+        }
         try:
             return TrainConfig.model_validate(data)
         except ValidationError as error:

@@ -88,7 +88,9 @@ def test_stage_can_be_switched_off(tmp_path: Path) -> None:
 
 def test_source_stage_overrides_merge_over_recipe_stages(tmp_path: Path) -> None:
     data = minimal() | {"stages": {"language": {"keep": ["en", "de"], "min_score": 0.7}}}
-    data["sources"].append({"name": "notes", "kind": "folder", "path": "d", "stages": {"language": {"min_score": 0.2}, "pii": None}})
+    data["sources"].append(
+        {"name": "notes", "kind": "folder", "path": "d", "stages": {"language": {"min_score": 0.2}, "pii": None}}
+    )
     recipe = load_recipe(write(tmp_path, data))
     web, notes = recipe.sources
     assert recipe.stages_for(web).language.min_score == 0.7
