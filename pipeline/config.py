@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from pipeline.config_base import StrictModel
+from pipeline.config_base import StrictModel, field_errors, read_yaml
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 
@@ -155,12 +155,7 @@ class Recipe(StrictModel):
         try:
             return TrainConfig.model_validate(data)
         except ValidationError as error:
-            details = "; ".join(
-                f"train.{'.'.join(str(p) for p in e['loc'])}: "
-                + ("unknown key" if e["type"] == "extra_forbidden" else e["msg"])
-                for e in error.errors()
-            )
-            raise ValueError(details) from None
+            raise ValueError("; ".join(field_errors(error, "train"))) from None
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> Recipe:
@@ -177,12 +172,7 @@ class Recipe(StrictModel):
                 try:
                     self.stages_for(source)
                 except ValidationError as error:
-                    details = "; ".join(
-                        f"sources.{index}.stages.{'.'.join(str(p) for p in e['loc'])}: "
-                        + ("unknown key" if e["type"] == "extra_forbidden" else e["msg"])
-                        for e in error.errors()
-                    )
-                    raise ValueError(details) from None
+                    raise ValueError("; ".join(field_errors(error, f"sources.{index}.stages"))) from None
         return self
 
     def stages_for(self, source: SourceConfig) -> StagesConfig:
@@ -212,14 +202,7 @@ class RecipeError(ValueError):
 
 
 def format_validation_error(error: ValidationError, origin: str) -> str:
-    lines = [f"{origin}: invalid recipe"]
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        message = item["msg"]
-        if item["type"] == "extra_forbidden":
-            message = "unknown key"
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
+    return "\n".join([f"{origin}: invalid recipe", *(f"  {line}" for line in field_errors(error))])
 
 
 def parse_recipe(data: Any, origin: str = "<recipe>") -> Recipe:
@@ -235,12 +218,7 @@ def parse_recipe(data: Any, origin: str = "<recipe>") -> Recipe:
 def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Recipe:
     """Read and validate a recipe file; ``overrides`` are merged on top (top-level keys)."""
     path = Path(path)
-    if not path.is_file():
-        raise RecipeError(f"{path}: recipe file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise RecipeError(f"{path}: not valid YAML: {error}") from None
+    data = read_yaml(path, RecipeError, "recipe file")
     if overrides and isinstance(data, dict):
         data = {**data, **overrides}
     return parse_recipe(data, str(path))

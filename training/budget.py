@@ -908,16 +908,12 @@ def load_plan_options(path: str | Path, overrides: dict[str, Any] | None = None)
     Relative ``model``/``manifest`` paths are taken from the file's folder when they exist there.
     ``overrides`` (CLI flags that were given) win over the file.
     """
-    import yaml
     from pydantic import ValidationError
 
+    from pipeline.config_base import read_yaml
+
     path = Path(path)
-    if not path.is_file():
-        raise PlanError(f"{path}: file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise PlanError(f"{path}: not valid YAML: {error}") from None
+    data = read_yaml(path, PlanError)
     section = data.get("plan") if isinstance(data, dict) else None
     if not isinstance(section, dict):
         raise PlanError(f"{path}: needs a top-level 'plan:' mapping of plan options (see docs/plan.md)")

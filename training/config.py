@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from pipeline.config_base import StrictModel
+from pipeline.config_base import StrictModel, read_yaml
 
 SCRATCH_LR = 3e-4  # Llama/TinyLlama-range peak for 0.1-7B decoders with AdamW(0.9, 0.95)
 ADAPT_LR = 1e-4  # re-warm peak for continued pre-training when the base model's peak is unknown
@@ -242,18 +242,12 @@ def load_train_config(path: str | Path | None = None, overrides: dict[str, Any] 
 
     Errors name the file and the dotted field path. Without ``path`` the overrides alone make the config.
     """
-    import yaml
 
     data: dict[str, Any] = {}
     origin = str(path) if path is not None else "command line"
     if path is not None:
         path = Path(path)
-        if not path.is_file():
-            raise TrainConfigError(f"{path}: train config not found")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as error:
-            raise TrainConfigError(f"{path}: not valid YAML: {error}") from None
+        loaded = read_yaml(path, TrainConfigError, "train config")
         if isinstance(loaded, dict) and isinstance(loaded.get("train"), dict):
             loaded = loaded["train"]
         if not isinstance(loaded, dict):
