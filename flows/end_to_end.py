@@ -211,7 +211,29 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "train", "## Training\n\n" + train_md.split("\n", 1)[-1], results["train"])
     summary = run_summary(results)
     add_section(layout, "summary", summary, {"funnel": funnel_numbers(results)})
+    publish_stage_artifacts(layout, results)
     return summary
+
+
+def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
+    """One markdown artifact per stage in the Prefect UI (kept/dropped by rule, mix, plan, training)."""
+    from flows.curate import funnel_markdown
+
+    if results.get("curation"):
+        create_markdown_artifact(key="curation-funnel", markdown=funnel_markdown(results["curation"]))
+    if results.get("dedup"):
+        from pipeline.dedup.result import DedupResult, dedup_report_md
+
+        create_markdown_artifact(
+            key="dedup-summary", markdown=dedup_report_md(DedupResult.model_validate(results["dedup"]))
+        )
+    if results.get("tokenize"):
+        create_markdown_artifact(key="token-mix", markdown=shards_markdown(results["tokenize"]))
+    if (layout.root / "plan.md").exists():
+        create_markdown_artifact(key="training-plan", markdown=(layout.root / "plan.md").read_text(encoding="utf-8"))
+    train_report = layout.root / "train" / "train_report.md"
+    if results.get("train") and train_report.exists():
+        create_markdown_artifact(key="training-summary", markdown=train_report.read_text(encoding="utf-8"))
 
 
 def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
@@ -260,6 +282,22 @@ def run_summary(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+class Progress:
+    """A Prefect progress artifact advanced stage by stage (visible in the UI while the run goes on)."""
+
+    def __init__(self, total: int):
+        from prefect.artifacts import create_progress_artifact
+
+        self.total, self.done = max(total, 1), 0
+        self.artifact_id = create_progress_artifact(progress=0.0, description="pipeline stages done (%)")
+
+    def advance(self) -> None:
+        from prefect.artifacts import update_progress_artifact
+
+        self.done += 1
+        update_progress_artifact(artifact_id=self.artifact_id, progress=min(100.0, 100.0 * self.done / self.total))
+
+
 @flow(name="pipeline", log_prints=True)
 def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
@@ -272,6 +310,12 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
     logger.info("run directory %s", layout.root)
     results: dict[str, Any] = {}
     pipeline_code = code_version("pipeline")
+    stages_total = (
+        len(resolved.sources)
+        + 2
+        + sum(x is not None for x in (resolved.stages.dedup, resolved.stages.tokenize, resolved.plan, resolved.train))
+    )
+    progress = Progress(stages_total)
 
     curate_keys = {}
     for source in resolved.sources:
@@ -279,6 +323,7 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
         outputs_present = (layout.curated(source.name)).is_dir()
         curate_stage.with_options(refresh_cache=not outputs_present)(resolved, source.name, cache_key=key)
         curate_keys[source.name] = key
+        progress.advance()
     upstream = digest(sorted(curate_keys.items()))
 
     if resolved.stages.dedup is not None:
@@ -292,8 +337,10 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
         present = all(layout.deduped(s.name).is_dir() for s in resolved.sources)
         results["dedup"] = dedup_stage.with_options(refresh_cache=not present)(resolved, cache_key=key)
         upstream = key
+        progress.advance()
 
     results["curation"] = account_stage(resolved)
+    progress.advance()
 
     if resolved.stages.tokenize is not None:
         key = digest(
@@ -302,12 +349,14 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
         present = (layout.shards / "manifest.json").exists()
         results["tokenize"] = tokenize_stage.with_options(refresh_cache=not present)(resolved, cache_key=key)
         upstream = key
+        progress.advance()
 
         if resolved.plan is not None or resolved.train is not None:
             plan_key = digest(
                 "plan", plan_options(resolved).model_dump(mode="json"), force, upstream, code_version("training")
             )
             results["plan"] = plan_stage(resolved, force, cache_key=plan_key)
+            progress.advance()
 
         if resolved.train is not None:
             train_cfg = resolved.train_config()
@@ -316,8 +365,10 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
             )
             present = (Path(train_cfg.output) / "final").is_dir()
             results["train"] = train_stage.with_options(refresh_cache=not present)(resolved, force, cache_key=key)
+            progress.advance()
 
     summary = report_stage(resolved, results)
+    progress.advance()
     create_markdown_artifact(key="run-summary", markdown=summary, description=f"tokenmill pipeline {resolved.name}")
     logger.info("report: %s", layout.report_md)
     return {"run_dir": str(layout.root), "report": str(layout.report_md), **results}
