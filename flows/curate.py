@@ -170,6 +170,10 @@ def curate(
     result: dict[str, Any] = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
     if dedup is not None:
         result["dedup"] = dedup
+    if tokenize and not any(s["kept_final"] for s in summary["sources"]):
+        logger.warning("nothing new was kept (everything was a duplicate or dropped): no shards this run")
+        tokenize = False
+        result["shards"] = None
     if tokenize:
         manifest = tokenize_task(resolved, str(layout.root))
         result["shards"] = str(layout.shards)

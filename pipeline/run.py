@@ -69,6 +69,4 @@ def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
     marker = layout.stage_dir("dedup") / "upstream.json"
     restart = read_fingerprint(marker) != upstream and layout.stage_dir("dedup").exists()
     write_fingerprint(marker, upstream)
-    return run_dedup(
-        str(layout.root), recipe.stages.dedup, priorities, executor_factory, run_name=recipe.name, restart=restart
-    )
+    return run_dedup(str(layout.root), recipe.stages.dedup, priorities, executor_factory, restart=restart)

@@ -1,0 +1,60 @@
+"""The nightly-crawl path: two nights over overlapping crawls against one persistent dedup index."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import yaml
+
+
+def test_second_night_drops_what_the_first_kept_and_corpus_grows(tmp_path: Path, prefect_harness) -> None:
+    from flows.curate import curate
+    from pipeline.sample import generate_sample
+
+    sample = tmp_path / "sample"
+    generate_sample(sample, seed=31, pages=60, warc_files=2, domain_docs=2)
+    night1, night2 = tmp_path / "in1", tmp_path / "in2"
+    night1.mkdir()
+    night2.mkdir()
+    first, second = sorted((sample / "crawl").glob("*.warc.gz"))
+    (night1 / first.name).write_bytes(first.read_bytes())
+    (night2 / first.name).write_bytes(first.read_bytes())  # a re-crawl of the same pages ...
+    (night2 / second.name).write_bytes(second.read_bytes())  # ... plus new ones
+    recipe = {
+        "name": "nightly",
+        "output_dir": str(tmp_path / "unused"),
+        "sources": [{"name": "web", "kind": "warc", "path": "unused"}],
+        "stages": {"language": {"keep": None, "min_score": 0.3}, "tokenize": {"vocab_size": 400, "tasks": 1}},
+        "executor": {"kind": "local", "tasks": 1, "workers": 1},
+    }
+    recipe_path = tmp_path / "nightly.yaml"
+    recipe_path.write_text(yaml.safe_dump(recipe))
+    index, root = tmp_path / "index", tmp_path / "nightly"
+
+    one = curate(
+        str(recipe_path), input=str(night1 / "*.warc.gz"), index=str(index), output_root=str(root), tokenize=True
+    )
+    two = curate(
+        str(recipe_path), input=str(night2 / "*.warc.gz"), index=str(index), output_root=str(root), tokenize=True
+    )
+
+    assert Path(one["run_dir"]).parent == root and one["run_dir"] != two["run_dir"]
+    kept_first = {
+        doc["id"]
+        for path in Path(one["run_dir"]).glob("deduped/*/*.jsonl.gz")
+        for doc in map(json.loads, gzip.open(path, "rt"))
+    }
+    assert kept_first
+    dropped_again = {}
+    for path in Path(two["run_dir"]).glob("dropped/*/dedup/*.jsonl.gz"):
+        for row in map(json.loads, gzip.open(path, "rt")):
+            dropped_again[row["id"]] = row
+    # every document the first night kept comes back in the re-crawl and is dropped, naming night one's copy
+    assert kept_first <= set(dropped_again)
+    assert all(dropped_again[i]["duplicate_of"] for i in kept_first)
+    assert all(s["balanced"] for s in two["sources"])
+    corpus = json.loads((root / "corpus.json").read_text())
+    assert [entry["run_dir"] for entry in corpus] == [one["run_dir"], two["run_dir"]]
+    assert all(Path(entry["shards"]).exists() for entry in corpus)
