@@ -24,7 +24,7 @@ from pipeline.config import Recipe, load_recipe
 from pipeline.curate import curate_source
 from pipeline.layout import RunLayout
 from pipeline.report import add_section, curation_section, write_report
-from pipeline.run import account_all, prepare_run_dir, recipe_for_input
+from pipeline.run import account_all, preflight_sources, prepare_run_dir, recipe_for_input
 
 
 @task(name="curate-source", task_run_name="curate-{source_name}")
@@ -154,6 +154,7 @@ def curate(
     if output is None and output_root is not None:
         output = dated_output(output_root)
     resolved = with_index(recipe_for_input(load_recipe(recipe), input, output), index)
+    preflight_sources(resolved)
     layout = prepare_run_dir(resolved, overwrite=overwrite)
     logger.info("run directory %s (config_hash %s)", layout.root, resolved.config_hash())
     for source in resolved.sources:

@@ -302,10 +302,11 @@ class Progress:
 def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
     from pipeline.curate import curation_fingerprint
-    from pipeline.run import prepare_run_dir, recipe_for_input
+    from pipeline.run import preflight_sources, prepare_run_dir, recipe_for_input
 
     logger = get_run_logger()
     resolved = recipe_for_input(load_recipe(recipe), None, output)
+    preflight_sources(resolved)
     layout = prepare_run_dir(resolved)
     logger.info("run directory %s", layout.root)
     results: dict[str, Any] = {}

@@ -29,6 +29,17 @@ def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | N
     return Recipe.model_validate(data)
 
 
+def preflight_sources(recipe: Recipe) -> None:
+    """Fail before anything is written when a source's input is missing or holds nothing readable.
+
+    Raises ``pipeline.readers.InputError`` naming the path, so no half-made run directory is left behind.
+    """
+    from pipeline.readers import build_reader
+
+    for source in recipe.sources:
+        build_reader(source)
+
+
 def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
     """Create the run directory and record the resolved recipe.
 

@@ -46,3 +46,14 @@ def test_missing_input_fails_fast_naming_the_path(tmp_path: Path, prefect_harnes
     with pytest.raises(FileNotFoundError, match="no/such/crawl"):
         curate(str(REPO / "configs" / "web.yaml"), input=str(tmp_path / "no/such/crawl"), output=str(tmp_path / "r"))
     assert not (tmp_path / "r").exists()
+
+
+def test_empty_input_folder_fails_before_writing_a_run_dir(tmp_path: Path, prefect_harness) -> None:
+    from flows.curate import curate
+    from pipeline.readers import InputError
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="empty"):
+        curate(str(REPO / "configs" / "web.yaml"), input=str(empty), output=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()

@@ -9,6 +9,14 @@ from pathlib import Path
 import yaml
 
 
+def read_rows(paths) -> list[dict]:
+    rows = []
+    for path in sorted(paths):
+        with gzip.open(path, "rt") as handle:
+            rows += [json.loads(line) for line in handle]
+    return rows
+
+
 def test_second_night_drops_what_the_first_kept_and_corpus_grows(tmp_path: Path, prefect_harness) -> None:
     from flows.curate import curate
     from pipeline.sample import generate_sample
@@ -41,16 +49,9 @@ def test_second_night_drops_what_the_first_kept_and_corpus_grows(tmp_path: Path,
     )
 
     assert Path(one["run_dir"]).parent == root and one["run_dir"] != two["run_dir"]
-    kept_first = {
-        doc["id"]
-        for path in Path(one["run_dir"]).glob("deduped/*/*.jsonl.gz")
-        for doc in map(json.loads, gzip.open(path, "rt"))
-    }
+    kept_first = {row["id"] for row in read_rows(Path(one["run_dir"]).glob("deduped/*/*.jsonl.gz"))}
     assert kept_first
-    dropped_again = {}
-    for path in Path(two["run_dir"]).glob("dropped/*/dedup/*.jsonl.gz"):
-        for row in map(json.loads, gzip.open(path, "rt")):
-            dropped_again[row["id"]] = row
+    dropped_again = {row["id"]: row for row in read_rows(Path(two["run_dir"]).glob("dropped/*/dedup/*.jsonl.gz"))}
     # every document the first night kept comes back in the re-crawl and is dropped, naming night one's copy
     assert kept_first <= set(dropped_again)
     assert all(dropped_again[i]["duplicate_of"] for i in kept_first)

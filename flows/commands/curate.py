@@ -21,13 +21,14 @@ def register(app: typer.Typer) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
+        from pipeline.readers import InputError
 
         ensure_prefect_backend()
         from flows.curate import curate as curate_flow
 
         try:
             result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
-        except (RecipeError, FileNotFoundError) as error:
+        except (RecipeError, FileNotFoundError, InputError) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
         print_summary(result)

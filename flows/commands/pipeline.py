@@ -17,13 +17,14 @@ def register(app: typer.Typer) -> None:
         """Run a recipe end to end; a rerun skips the stages whose config, inputs and code are unchanged."""
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
+        from pipeline.readers import InputError
 
         ensure_prefect_backend()
         from flows.end_to_end import PlanRefused, pipeline
 
         try:
             result = pipeline(recipe, output=output, force=force)
-        except (RecipeError, FileNotFoundError, PlanRefused) as error:
+        except (RecipeError, FileNotFoundError, InputError, PlanRefused) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
         print_result(result)
