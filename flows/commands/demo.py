@@ -32,6 +32,9 @@ def register(app: typer.Typer) -> None:
         if result.get("train", {}).get("final"):
             from training.generate import generate_sample as generate_text
 
-            text = generate_text(result["train"]["final"], "The company reported", max_new_tokens=30)
+            # seeded top-k sampling: greedy decoding of a 40-second model loops on its most frequent token
+            text = generate_text(
+                result["train"]["final"], "The company reported", max_new_tokens=30, top_k=20, temperature=0.8
+            )
             console.print(f"[bold]sample from the trained tiny model:[/] {text!r}")
         console.print(f"[bold green]demo finished[/]: report at {result['report']}")
