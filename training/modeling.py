@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.tokenize.format import load_manifest
+from training.models import COUNTED_KEYS
 
 if TYPE_CHECKING:
     import torch
@@ -160,20 +161,8 @@ def architecture(config: TrainConfig, tokenizer: dict[str, Any]) -> tuple[dict[s
     return data, replace(shape, name=Path(spec).name.removesuffix(".yaml"), source=spec)
 
 
-# LlamaConfig keys that decide the parameter count; the rest (eos ids, dropout …) do not concern the plan
-_SHAPE_KEYS = {
-    "hidden_size",
-    "intermediate_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "vocab_size",
-    "tie_word_embeddings",
-    "head_dim",
-    "attention_bias",
-    "mlp_bias",
-    "max_position_embeddings",
-}
+# the keys that decide the parameter count (training.models) plus the context length the model is built for
+_SHAPE_KEYS = COUNTED_KEYS | {"max_position_embeddings"}
 
 
 def build_model(config: TrainConfig, tokenizer: dict[str, Any], shards: str | Path) -> torch.nn.Module:

@@ -53,7 +53,7 @@ _UNCOUNTED_KEYS = {
     "rope_theta",
     "rms_norm_eps",
 }
-_COUNTED_KEYS = {
+COUNTED_KEYS = {
     "hidden_size",
     "intermediate_size",
     "num_hidden_layers",
@@ -249,7 +249,7 @@ def shape_from_mapping(data: dict[str, Any], origin: str = "<model>", name: str 
             )
         flags = _HF_LAYOUTS[model_type]
     else:
-        unknown = sorted(set(data) - _COUNTED_KEYS - _UNCOUNTED_KEYS)
+        unknown = sorted(set(data) - COUNTED_KEYS - _UNCOUNTED_KEYS)
         if unknown:
             raise ModelError(f"{origin}: unknown key(s) {', '.join(unknown)} (LlamaConfig keyword arguments expected)")
     missing = [
