@@ -103,3 +103,13 @@ def test_source_stage_override_errors_name_the_source_path(tmp_path: Path) -> No
     data["sources"][0]["stages"] = {"language": {"min_scor": 0.2}}
     with pytest.raises(RecipeError, match=r"sources\.0\.stages\.language\.min_scor: unknown key"):
         load_recipe(write(tmp_path, data))
+
+
+def test_readme_recipe_example_validates() -> None:
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("```yaml\nname: web") + len("```yaml\n")
+    recipe = yaml.safe_load(readme[start : readme.index("```", start)])
+    from pipeline.config import parse_recipe
+
+    parsed = parse_recipe(recipe, "README.md")
+    assert parsed.stages.dedup is not None and parsed.train_config().max_tokens == 22e9
