@@ -10,7 +10,6 @@ and append to the corpus manifest).
 from __future__ import annotations
 
 import datetime as dt
-import glob
 import json
 import os
 from pathlib import Path
@@ -23,8 +22,14 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 from pipeline.config import Recipe, load_recipe
 from pipeline.curate import curate_source
 from pipeline.layout import RunLayout
-from pipeline.report import add_section, curation_section, write_report
-from pipeline.run import account_all, preflight_sources, prepare_run_dir, recipe_for_input
+from pipeline.report import add_section
+from pipeline.run import (
+    preflight_sources,
+    prepare_run_dir,
+    recipe_for_input,
+    run_tokenize_stage,
+    write_curation_report,
+)
 
 
 @task(name="curate-source", task_run_name="curate-{source_name}")
@@ -35,19 +40,17 @@ def curate_source_task(recipe: Recipe, source_name: str, run_dir: str) -> str:
 
 @task(name="dedup")
 def dedup_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    from flows.end_to_end import executor_factory
+    from pipeline.curate import executor_factory
     from pipeline.run import run_dedup_stage
 
-    result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe))
+    result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "dedup"))
     return result.model_dump(mode="json")
 
 
 @task(name="account-and-report")
 def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
     layout = RunLayout.at(run_dir)
-    accounts = account_all(recipe, layout)
-    section_md, section_json = curation_section(layout, accounts)
-    write_report(layout, recipe.name, {"curation": (section_md, section_json)})
+    section_json = write_curation_report(recipe, layout)
     if dedup is not None:
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
@@ -57,18 +60,7 @@ def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] 
 
 @task(name="tokenize")
 def tokenize_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    from flows.end_to_end import source_mix
-    from pipeline.tokenize.config import TokenizeConfig
-    from pipeline.tokenize.run import run_tokenize
-
-    layout = RunLayout.at(run_dir)
-    return run_tokenize(
-        str(layout.root),
-        str(layout.shards),
-        recipe.stages.tokenize or TokenizeConfig(),
-        source_mix(recipe),
-        recipe_hash=recipe.config_hash(),
-    )
+    return run_tokenize_stage(recipe, RunLayout.at(run_dir))
 
 
 def funnel_markdown(summary: dict) -> str:
@@ -84,18 +76,6 @@ def funnel_markdown(summary: dict) -> str:
             for rule, count in sorted(rules.items(), key=lambda kv: -kv[1]):
                 lines.append(f"| {src['source']} | {stage} | {rule} | {count} |")
     return "\n".join(lines)
-
-
-def resolve_input(input_path: str | None) -> str | None:
-    """Fail fast, naming the path, when an input (or a glob) names nothing."""
-    if input_path is None:
-        return None
-    if any(ch in input_path for ch in "*?["):
-        if not glob.glob(input_path, recursive=True):
-            raise FileNotFoundError(f"input glob matches no files: {input_path}")
-    elif not os.path.exists(input_path):
-        raise FileNotFoundError(f"input path does not exist: {input_path}")
-    return input_path
 
 
 def dated_output(output_root: str, when: dt.datetime | None = None) -> str:
@@ -150,7 +130,6 @@ def curate(
     token shards; ``corpus_manifest`` (default ``<output_root>/corpus.json``) then records the run.
     """
     logger = get_run_logger()
-    input = resolve_input(input)
     if output is None and output_root is not None:
         output = dated_output(output_root)
     resolved = with_index(recipe_for_input(load_recipe(recipe), input, output), index)

@@ -19,14 +19,11 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 def _executor_factory(executor: dict[str, Any] | None):
     """datatrove executors as the recipe's ``executor`` section describes (local with 1 worker by default)."""
     from pipeline.config import ExecutorConfig
-    from pipeline.curate import build_executor
+    from pipeline.curate import executor_factory
 
-    config = ExecutorConfig.model_validate(executor or {"kind": "local", "tasks": 1, "workers": 1})
-
-    def factory(pipeline: list, logging_dir: str, tasks: int):
-        return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name="dedup")
-
-    return factory
+    return executor_factory(
+        ExecutorConfig.model_validate(executor or {"kind": "local", "tasks": 1, "workers": 1}), "dedup"
+    )
 
 
 def _plan(plan: dict[str, Any]):

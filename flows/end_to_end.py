@@ -61,16 +61,6 @@ class PlanRefused(RuntimeError):
     """The budget gate found blocking problems and the run was not forced."""
 
 
-def executor_factory(recipe: Recipe):
-    """(pipeline, logging_dir, tasks=None) → the recipe's datatrove executor, for dedup and tokenize ranks."""
-    from pipeline.curate import build_executor
-
-    def factory(pipeline: list, logging_dir: str, tasks: int | None = None):
-        return build_executor(recipe.executor, pipeline, logging_dir, tasks=tasks)
-
-    return factory
-
-
 @task(name="curate-source", task_run_name="curate-{source_name}", **STAGE_TASK)
 def curate_stage(recipe: Recipe, source_name: str, cache_key: str) -> str:
     from pipeline.curate import curate_source
@@ -81,45 +71,27 @@ def curate_stage(recipe: Recipe, source_name: str, cache_key: str) -> str:
 
 @task(name="dedup", **STAGE_TASK)
 def dedup_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
+    from pipeline.curate import executor_factory
     from pipeline.run import run_dedup_stage
 
-    result = run_dedup_stage(recipe, RunLayout.at(recipe.output_dir), executor_factory(recipe))
+    result = run_dedup_stage(recipe, RunLayout.at(recipe.output_dir), executor_factory(recipe.executor, "dedup"))
     return result.model_dump(mode="json")
 
 
 @task(name="account")
 def account_stage(recipe: Recipe) -> dict[str, Any]:
     """Check read == kept + dropped per source and write the curation part of the report."""
-    from pipeline.report import curation_section, write_report
-    from pipeline.run import account_all
+    from pipeline.run import write_curation_report
 
-    layout = RunLayout.at(recipe.output_dir)
-    accounts = account_all(recipe, layout)
-    section_md, section_json = curation_section(layout, accounts)
-    write_report(layout, recipe.name, {"curation": (section_md, section_json)})
-    return section_json
-
-
-def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:
-    return {
-        s.name: {k: v for k, v in (("weight", s.weight), ("epochs", s.epochs)) if v is not None} for s in recipe.sources
-    }
+    return write_curation_report(recipe, RunLayout.at(recipe.output_dir))
 
 
 @task(name="tokenize", **STAGE_TASK)
 def tokenize_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
-    from pipeline.tokenize.run import run_tokenize
+    from pipeline.curate import executor_factory
+    from pipeline.run import run_tokenize_stage
 
-    layout = RunLayout.at(recipe.output_dir)
-    factory = executor_factory(recipe)
-    return run_tokenize(
-        str(layout.root),
-        str(layout.shards),
-        recipe.stages.tokenize,
-        source_mix(recipe),
-        executor_factory=lambda pipeline, logging_dir: factory(pipeline, logging_dir, recipe.stages.tokenize.tasks),
-        recipe_hash=recipe.config_hash(),
-    )
+    return run_tokenize_stage(recipe, RunLayout.at(recipe.output_dir), executor_factory(recipe.executor, "tokenize"))
 
 
 def plan_options(recipe: Recipe) -> Any:
@@ -302,7 +274,7 @@ class Progress:
 def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
     from pipeline.curate import curation_fingerprint
-    from pipeline.run import preflight_sources, prepare_run_dir, recipe_for_input
+    from pipeline.run import preflight_sources, prepare_run_dir, recipe_for_input, source_mix
 
     logger = get_run_logger()
     resolved = recipe_for_input(load_recipe(recipe), None, output)

@@ -107,6 +107,16 @@ def build_executor(
     )
 
 
+def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
+    """``(pipeline, logging_dir, tasks=None) -> executor`` as ``config`` describes: how the stages that run over a
+    whole run (dedup, tokenize) get their ranks from the same executor section as curation."""
+
+    def factory(pipeline: list[PipelineStep], logging_dir: str, tasks: int | None = None):
+        return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name=job_name)
+
+    return factory
+
+
 CURATION_STAGES = ("read", "extract", "language", "quality", "pii")
 
 

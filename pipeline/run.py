@@ -3,6 +3,7 @@ source, check the accounts, write the report. The Prefect flow calls these same 
 
 from __future__ import annotations
 
+import glob
 import shutil
 from pathlib import Path
 
@@ -13,14 +14,22 @@ from pipeline.layout import RunLayout
 
 
 def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | None) -> Recipe:
-    """The recipe's stages applied to one other input (kind detected from the path) and/or output."""
+    """The recipe's stages applied to one other input (kind detected from the path) and/or output.
+
+    A missing input, or a glob that matches nothing, fails here, naming the path, before anything is written.
+    """
     data = recipe.model_dump()
     if input_path is not None:
-        path = Path(input_path)
-        if not path.exists() and not any(ch in input_path for ch in "*?["):
-            raise FileNotFoundError(f"input path does not exist: {input_path}")
-        if any(ch in input_path for ch in "*?["):
-            path = Path(input_path.split("*")[0].split("?")[0].split("[")[0].rstrip("/") or ".")
+        from pipeline.readers import is_pattern, split_path
+
+        if is_pattern(input_path):
+            if not glob.glob(input_path, recursive=True):
+                raise FileNotFoundError(f"input glob matches no files: {input_path}")
+            path = Path(split_path(input_path)[0])  # the glob's fixed folder names the source
+        else:
+            path = Path(input_path)
+            if not path.exists():
+                raise FileNotFoundError(f"input path does not exist: {input_path}")
         stem = path.name.split(".")[0]
         name = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in stem).strip("_.-") or "input"
         data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path)}]
@@ -58,6 +67,44 @@ def account_all(recipe: Recipe, layout: RunLayout) -> list[SourceAccount]:
     accounts = [account_source(layout, source.name) for source in recipe.sources]
     check_accounts(accounts)
     return accounts
+
+
+def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
+    """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
+    from pipeline.report import curation_section, write_report
+
+    section_md, section_json = curation_section(layout, account_all(recipe, layout))
+    write_report(layout, recipe.name, {"curation": (section_md, section_json)})
+    return section_json
+
+
+def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:
+    """Each source's mixing weight and/or epochs, as the tokenize stage takes them."""
+    return {
+        s.name: {k: v for k, v in (("weight", s.weight), ("epochs", s.epochs)) if v is not None} for s in recipe.sources
+    }
+
+
+def run_tokenize_stage(recipe: Recipe, layout: RunLayout, executor_factory=None) -> dict:
+    """Tokenize the run's kept documents into ``shards/`` with the recipe's mix; return the manifest.
+
+    ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor).
+    """
+    from pipeline.tokenize.config import TokenizeConfig
+    from pipeline.tokenize.run import run_tokenize
+
+    config = recipe.stages.tokenize or TokenizeConfig()
+    encode_executor = None
+    if executor_factory is not None:
+        encode_executor = lambda pipeline, logging_dir: executor_factory(pipeline, logging_dir, config.tasks)  # noqa: E731
+    return run_tokenize(
+        str(layout.root),
+        str(layout.shards),
+        config,
+        source_mix(recipe),
+        executor_factory=encode_executor,
+        recipe_hash=recipe.config_hash(),
+    )
 
 
 def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
