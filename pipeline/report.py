@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,64 +51,58 @@ def kept_document_stats(folders: list[Path]) -> dict[str, Any]:
     return {"documents_sampled": seen, "languages": dict(languages.most_common()), "lengths": lengths}
 
 
-def _plot_funnel(accounts: list[SourceAccount], path: Path) -> None:
+@contextmanager
+def _figure(path: Path, size: tuple[float, float]):
+    """A matplotlib axis on the headless Agg backend, saved to ``path`` and closed on exit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.45 * len(STAGE_ORDER) * max(1, len(accounts))))
+    fig, ax = plt.subplots(figsize=size)
+    try:
+        yield ax
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+    finally:
+        plt.close(fig)
+
+
+def _plot_funnel(accounts: list[SourceAccount], path: Path) -> None:
     labels, values = [], []
     for account in accounts:
         for stage, remaining in funnel(account):
             labels.append(f"{account.source}: {stage}")
             values.append(remaining)
-    ax.barh(range(len(values)), values, color="#4c72b0")
-    ax.set_yticks(range(len(values)), labels)
-    ax.invert_yaxis()
-    ax.set_xlabel("documents remaining")
-    ax.set_title("Curation funnel")
-    for i, value in enumerate(values):
-        ax.text(value, i, f" {value:,}", va="center", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with _figure(path, (8, 0.6 + 0.45 * len(STAGE_ORDER) * max(1, len(accounts)))) as ax:
+        ax.barh(range(len(values)), values, color="#4c72b0")
+        ax.set_yticks(range(len(values)), labels)
+        ax.invert_yaxis()
+        ax.set_xlabel("documents remaining")
+        ax.set_title("Curation funnel")
+        for i, value in enumerate(values):
+            ax.text(value, i, f" {value:,}", va="center", fontsize=8)
 
 
 def _plot_languages(languages: dict[str, int], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     items = list(languages.items())[:20]
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    ax.bar([k for k, _ in items], [v for _, v in items], color="#55a868")
-    ax.set_ylabel("kept documents")
-    ax.set_title("Language distribution (kept)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with _figure(path, (8, 3.5)) as ax:
+        ax.bar([k for k, _ in items], [v for _, v in items], color="#55a868")
+        ax.set_ylabel("kept documents")
+        ax.set_title("Language distribution (kept)")
 
 
 def _plot_lengths(lengths: list[int], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    if lengths:
-        upper = max(max(lengths), 10)
-        ax.hist(lengths, bins=np.logspace(0, np.log10(upper) + 0.1, 40), color="#c44e52")
-        ax.set_xscale("log")
-    ax.set_xlabel("characters per kept document")
-    ax.set_ylabel("documents")
-    ax.set_title("Document length (kept)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with _figure(path, (8, 3.5)) as ax:
+        if lengths:
+            upper = max(max(lengths), 10)
+            ax.hist(lengths, bins=np.logspace(0, np.log10(upper) + 0.1, 40), color="#c44e52")
+            ax.set_xscale("log")
+        ax.set_xlabel("characters per kept document")
+        ax.set_ylabel("documents")
+        ax.set_title("Document length (kept)")
 
 
 def curation_section(layout: RunLayout, accounts: list[SourceAccount]) -> tuple[str, dict[str, Any]]:
