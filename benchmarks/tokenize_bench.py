@@ -24,21 +24,11 @@ import gzip
 import json
 import os
 import random
-import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def cpu_seconds() -> float:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+from _common import cpu_seconds  # also puts the repository on sys.path and turns telemetry off
 
 
 def lexicon(rng: random.Random, size: int = 30_000) -> list[str]:
