@@ -52,5 +52,6 @@ def ensure_prefect_backend() -> str:
 
 def repo_root() -> str:
     """The checkout that holds ``configs/`` (tokenmill runs from a checkout or an editable install)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.dirname(here)
+    from pipeline.fingerprint import PACKAGE_ROOT
+
+    return str(PACKAGE_ROOT)
