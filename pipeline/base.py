@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import IO, Any, ClassVar
 
@@ -111,6 +112,10 @@ class AccountedStep(PipelineStep):
     def setup(self) -> None:
         """Load heavy resources (models, compiled regexes) once per rank, inside the worker."""
 
+    def resources(self) -> AbstractContextManager[object]:
+        """Resources that live exactly as long as one rank's run (e.g. a sandbox process), entered by ``run``."""
+        return nullcontext()
+
     def process(self, doc: Document) -> Drop | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -122,7 +127,7 @@ class AccountedStep(PipelineStep):
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         self.setup()
-        with DropWriter(self.drops_dir, self.stage, rank) as drops:
+        with DropWriter(self.drops_dir, self.stage, rank) as drops, self.resources():
             batch: list[Document] = []
             for doc in data:
                 batch.append(doc)

@@ -13,12 +13,14 @@ Python, so the child is killed and replaced.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Literal
 
-from datatrove.data import Document, DocumentsPipeline
+from datatrove.data import Document
 from pydantic import Field
 
-from pipeline.base import AccountedStep, Drop, DropWriter
+from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 
 HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
@@ -57,14 +59,22 @@ def extract_trafilatura(html: str) -> str:
     return (trafilatura.extract(html, favor_precision=True, include_comments=False, deduplicate=False) or "").strip()
 
 
-class _ResiliparseExtractor:
-    """Picklable callable for the sandbox child."""
+class _Extractor:
+    """The callable the sandbox child runs: picklable, and it returns an extractor's exception instead of
+    raising it. datatrove's sandbox re-raises a returned exception in the parent, whereas a raised one kills
+    the child (the error text is lost and a new process must be started for the next page)."""
 
-    def __init__(self, main_content: bool, links: bool, alt_texts: bool):
-        self.main_content, self.links, self.alt_texts = main_content, links, alt_texts
+    def __init__(self, config: ExtractConfig):
+        self.engine, self.main_content = config.engine, config.main_content
+        self.links, self.alt_texts = config.links, config.alt_texts
 
-    def __call__(self, html: str) -> str:
-        return extract_resiliparse(html, self.main_content, self.links, self.alt_texts)
+    def __call__(self, html: str) -> str | Exception:
+        try:
+            if self.engine == "trafilatura":
+                return extract_trafilatura(html)
+            return extract_resiliparse(html, self.main_content, self.links, self.alt_texts)
+        except Exception as error:  # noqa: BLE001 - handed to the parent, which records it as a drop
+            return error
 
 
 def binary_ratio(text: str, sample_chars: int = 20_000) -> float:
@@ -83,6 +93,8 @@ class ExtractStage(AccountedStep):
     def __init__(self, config: ExtractConfig | None = None, drops_dir: str | None = None):
         super().__init__(drops_dir)
         self.config = config or ExtractConfig()
+        self._sandbox = None  # set while a rank runs, by resources()
+        self._extract_fn = None
 
     def gate(self, doc: Document) -> Drop | None:
         """Decide, before extraction, whether a record may be extracted at all."""
@@ -104,36 +116,31 @@ class ExtractStage(AccountedStep):
             return Drop(rule="non_html")
         return None
 
-    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+    @contextmanager
+    def resources(self) -> Iterator[None]:
+        """The extraction sandbox: a persistent child process, replaced when a page hits the time limit."""
         from datatrove.pipeline.extractors.base import ExtractorSandbox
 
-        if self.config.engine == "trafilatura":
-            extract_fn = extract_trafilatura
-        else:
-            extract_fn = _ResiliparseExtractor(self.config.main_content, self.config.links, self.config.alt_texts)
-        with (
-            DropWriter(self.drops_dir, self.stage, rank) as drops,
-            ExtractorSandbox(timeout=self.config.timeout_s) as sandbox,
-        ):
-            for doc in data:
-                self.stat_update("in")
-                with self.track_time():
-                    verdict = self.gate(doc)
-                    if verdict is None and doc.metadata.get("format") == "html":
-                        verdict = self._extract(doc, sandbox, extract_fn)
-                    if verdict is None and not doc.text.strip():
-                        verdict = Drop(rule="empty_extraction" if doc.metadata.get("format") == "html" else "empty")
-                if verdict is None:
-                    self.stat_update("kept")
-                    yield doc
-                else:
-                    self.stat_update("dropped", f"dropped_{verdict.rule}")
-                    drops.write(_row(doc, self.stage, verdict))
+        self._extract_fn = _Extractor(self.config)
+        with ExtractorSandbox(timeout=self.config.timeout_s) as sandbox:
+            self._sandbox = sandbox
+            try:
+                yield
+            finally:
+                self._sandbox = None
 
-    def _extract(self, doc: Document, sandbox, extract_fn) -> Drop | None:
+    def process(self, doc: Document) -> Drop | None:
+        verdict = self.gate(doc)
+        if verdict is None and doc.metadata.get("format") == "html":
+            verdict = self._extract(doc)
+        if verdict is None and not doc.text.strip():
+            verdict = Drop(rule="empty_extraction" if doc.metadata.get("format") == "html" else "empty")
+        return verdict
+
+    def _extract(self, doc: Document) -> Drop | None:
         raw_chars = len(doc.text)
         try:
-            doc.text = sandbox.process_document(doc.text, extract_fn)
+            doc.text = self._sandbox.process_document(doc.text, self._extract_fn)
         except TimeoutError:
             return Drop(rule="extraction_timeout", score=self.config.timeout_s)
         except EOFError:
@@ -142,9 +149,3 @@ class ExtractStage(AccountedStep):
             return Drop(rule="extraction_error", extra={"error": f"{type(error).__name__}: {error}"[:200]})
         doc.metadata["html_chars"] = raw_chars
         return None
-
-
-def _row(doc: Document, stage: str, drop: Drop) -> dict:
-    from pipeline.base import drop_row
-
-    return drop_row(doc, stage, drop)
