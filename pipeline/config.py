@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
+from pipeline.layout import RUN_HEADER
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 
@@ -227,6 +228,6 @@ def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Re
 def dump_recipe(recipe: Recipe, path: str | Path) -> None:
     """Write the resolved recipe (every default filled in) with its hash."""
     payload = recipe.model_dump(mode="json")
-    header = f"# resolved by tokenmill; config_hash: {recipe.config_hash()}\n"
+    header = f"{RUN_HEADER}; config_hash: {recipe.config_hash()}\n"
     body = yaml.safe_dump(payload, sort_keys=False, allow_unicode=True)
     Path(path).write_text(header + body, encoding="utf-8")

@@ -14,8 +14,33 @@ runs/<name>/
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+#: The first line of every ``config.yaml`` a run writes: what marks a folder as a tokenmill run directory.
+RUN_HEADER = "# resolved by tokenmill"
+
+#: The top-level entries a run (curation, dedup, tokenize, plan, train) writes; ``--overwrite`` removes these
+#: and nothing else, so files a user keeps beside them survive.
+RUN_ENTRIES = (
+    "config.yaml",
+    "stages",
+    "curated",
+    "deduped",
+    "dropped",
+    "shards",
+    "plots",
+    "train",
+    "report.md",
+    "report.json",
+    "plan.md",
+    "plan.json",
+)
+
+
+class RunDirError(ValueError):
+    """A run directory cannot be used as asked (e.g. ``--overwrite`` on a folder tokenmill did not create)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +86,36 @@ class RunLayout:
     @property
     def report_json(self) -> Path:
         return self.root / "report.json"
+
+    def is_run(self) -> bool:
+        """True when the folder holds a run: its ``config.yaml`` was written by tokenmill."""
+        try:
+            with open(self.config, encoding="utf-8") as handle:
+                return handle.readline().startswith(RUN_HEADER)
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def clear(self) -> None:
+        """Remove what earlier runs wrote here (``RUN_ENTRIES``), and nothing else.
+
+        A folder that exists, is not empty and is not a run directory is refused: ``--overwrite`` must
+        never delete a user's files because they were given as ``--output`` by mistake.
+        """
+        if not self.root.exists():
+            return
+        if not self.root.is_dir():
+            raise RunDirError(f"--output {self.root} is a file, not a directory")
+        if not self.is_run() and any(self.root.iterdir()):
+            raise RunDirError(
+                f"refusing to overwrite {self.root}: it is not a tokenmill run directory (no config.yaml written "
+                "by tokenmill) and it is not empty; choose a new or empty --output"
+            )
+        for name in RUN_ENTRIES:
+            path = self.root / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
 
     def final_documents(self, source: str) -> Path:
         """Where a source's kept documents are after the last text stage that ran."""

@@ -4,7 +4,6 @@ source, check the accounts, write the report. The Prefect flow calls these same 
 from __future__ import annotations
 
 import glob
-import shutil
 from pathlib import Path
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
@@ -53,11 +52,12 @@ def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
     """Create the run directory and record the resolved recipe.
 
     A directory that already holds a run is resumed: each stage compares its own fingerprint and
-    clears only what changed. ``overwrite`` starts from an empty directory instead.
+    clears only what changed. ``overwrite`` first removes what earlier runs wrote there (and refuses a
+    non-empty folder that is not a run directory: ``RunLayout.clear``).
     """
     layout = RunLayout.at(recipe.output_dir)
-    if overwrite and layout.root.exists():
-        shutil.rmtree(layout.root)
+    if overwrite:
+        layout.clear()
     layout.root.mkdir(parents=True, exist_ok=True)
     dump_recipe(recipe, layout.config)
     return layout

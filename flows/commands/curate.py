@@ -16,11 +16,14 @@ def register(app: typer.Typer) -> None:
             None, "--input", help="run the recipe's stages on this input instead of its sources (kind auto-detected)"
         ),
         output: Optional[str] = typer.Option(None, "--output", help="run directory (default: recipe output_dir)"),  # noqa: UP045
-        overwrite: bool = typer.Option(False, help="replace a run directory that holds a different recipe's run"),
+        overwrite: bool = typer.Option(
+            False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
+        ),
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
+        from pipeline.layout import RunDirError
         from pipeline.readers import InputError
 
         ensure_prefect_backend()
@@ -28,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
-        except (RecipeError, FileNotFoundError, InputError) as error:
+        except (RecipeError, FileNotFoundError, InputError, RunDirError) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
         print_summary(result)

@@ -419,8 +419,21 @@ def _bytes_per_token(docs: dict[str, np.ndarray], members: np.ndarray, languages
 # ------------------------------------------------------------------------------------------------ helpers
 
 
+#: Written into a shard folder before anything else; only a folder that has it (or a tokenmill manifest) may
+#: have its ``logs/`` and ``.work/`` removed: ``--output`` may point at a folder that holds a user's own logs.
+OWNER_MARK = ".tokenmill-shards"
+
+
 def _clear_outputs(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    owned = (out / OWNER_MARK).exists() or (out / MANIFEST).exists()
+    foreign = [name for name in (".work", "logs") if (out / name).exists() and not owned]
+    if foreign:
+        raise TokenizeError(
+            f"{out} already holds {' and '.join(foreign)} that tokenmill did not write; refusing to delete them: "
+            "choose a new or empty --output"
+        )
+    (out / OWNER_MARK).touch()
     (out / MANIFEST).unlink(missing_ok=True)  # no stale manifest may describe half-written shards
     for name in (TRAIN_DIR, HELDOUT_DIR):
         remove_shards(out / name)

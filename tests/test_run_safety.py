@@ -1,0 +1,82 @@
+"""No command deletes what it did not create: ``--overwrite`` and the tokenize output folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import Recipe
+from pipeline.layout import RunDirError, RunLayout
+from pipeline.run import prepare_run_dir
+from pipeline.tokenize.config import TokenizeConfig
+from pipeline.tokenize.run import TokenizeError
+from tests.test_tokenize import write_run
+
+
+def recipe_into(output: Path, data: Path) -> Recipe:
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "a.txt").write_text("some text\n", encoding="utf-8")
+    return Recipe.model_validate(
+        {"name": "t", "output_dir": str(output), "sources": [{"name": "d", "kind": "folder", "path": str(data)}]}
+    )
+
+
+def test_overwrite_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    output = tmp_path / "mine"
+    (output / "important").mkdir(parents=True)
+    (output / "important" / "data.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(RunDirError, match="not a tokenmill run directory"):
+        prepare_run_dir(recipe_into(output, tmp_path / "in"), overwrite=True)
+    assert (output / "important" / "data.txt").read_text(encoding="utf-8") == "keep me"
+    assert not (output / "config.yaml").exists()
+
+
+def test_overwrite_of_a_run_removes_only_what_runs_write(tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    recipe = recipe_into(output, tmp_path / "in")
+    layout = prepare_run_dir(recipe)
+    layout.curated("d").mkdir(parents=True)
+    (layout.curated("d") / "00000.jsonl.gz").write_bytes(b"x")
+    layout.report_md.write_text("old report", encoding="utf-8")
+    (output / "notes.txt").write_text("the user's own notes", encoding="utf-8")
+    assert layout.is_run()
+
+    again = prepare_run_dir(recipe, overwrite=True)
+    assert not again.curated().exists() and not again.report_md.exists()
+    assert (output / "notes.txt").read_text(encoding="utf-8") == "the user's own notes"
+    assert again.is_run()  # the fresh config.yaml was written after the clear
+
+
+def test_overwrite_of_a_new_or_empty_folder_just_creates_the_run(tmp_path: Path) -> None:
+    for output in (tmp_path / "new", tmp_path / "empty"):
+        if output.name == "empty":
+            output.mkdir()
+        assert prepare_run_dir(recipe_into(output, tmp_path / "in"), overwrite=True).is_run()
+
+
+def test_an_edited_config_is_not_taken_for_a_run(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("name: my own config\n", encoding="utf-8")
+    assert not RunLayout.at(tmp_path).is_run()
+    with pytest.raises(RunDirError):
+        RunLayout.at(tmp_path).clear()
+    assert (tmp_path / "config.yaml").exists()
+
+
+def test_tokenize_keeps_logs_it_did_not_write_and_reruns_into_its_own_output(tmp_path: Path) -> None:
+    from pipeline.tokenize import run_tokenize
+
+    write_run(tmp_path / "run", {"web": 30}, seed=4, files=1)
+    config = TokenizeConfig(vocab_size=300, tasks=1, workers=1, heldout_share=0.1, seed=1)
+    foreign = tmp_path / "out"
+    (foreign / "logs").mkdir(parents=True)
+    (foreign / "logs" / "app.log").write_text("a user's log", encoding="utf-8")
+    with pytest.raises(TokenizeError, match="did not write"):
+        run_tokenize(tmp_path / "run", foreign, config)
+    assert (foreign / "logs" / "app.log").read_text(encoding="utf-8") == "a user's log"
+
+    shards = tmp_path / "shards"
+    first = run_tokenize(tmp_path / "run", shards, config)
+    assert (shards / "logs").is_dir()  # its own logs: a rerun may replace them
+    second = run_tokenize(tmp_path / "run", shards, config)
+    assert second["fingerprint"] == first["fingerprint"]
