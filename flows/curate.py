@@ -19,14 +19,13 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from pipeline.config import Recipe, load_recipe
+from pipeline.config import Recipe
 from pipeline.curate import curate_source
 from pipeline.layout import RunLayout
 from pipeline.report import add_section
 from pipeline.run import (
-    preflight_sources,
     prepare_run_dir,
-    recipe_for_input,
+    resolve_run,
     run_tokenize_stage,
     write_curation_report,
 )
@@ -132,8 +131,7 @@ def curate(
     logger = get_run_logger()
     if output is None and output_root is not None:
         output = dated_output(output_root)
-    resolved = with_index(recipe_for_input(load_recipe(recipe), input, output), index)
-    preflight_sources(resolved)
+    resolved = with_index(resolve_run(recipe, input, output), index)
     layout = prepare_run_dir(resolved, overwrite=overwrite)
     logger.info("run directory %s (config_hash %s)", layout.root, resolved.config_hash())
     for source in resolved.sources:

@@ -22,7 +22,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from pipeline.config import Recipe, load_recipe
+from pipeline.config import Recipe
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
 
@@ -274,11 +274,10 @@ class Progress:
 def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
     from pipeline.curate import curation_fingerprint
-    from pipeline.run import preflight_sources, prepare_run_dir, recipe_for_input, source_mix
+    from pipeline.run import prepare_run_dir, resolve_run, source_mix
 
     logger = get_run_logger()
-    resolved = recipe_for_input(load_recipe(recipe), None, output)
-    preflight_sources(resolved)
+    resolved = resolve_run(recipe, None, output)
     layout = prepare_run_dir(resolved)
     logger.info("run directory %s", layout.root)
     results: dict[str, Any] = {}

@@ -95,12 +95,8 @@ class RunLayout:
         except (OSError, UnicodeDecodeError):
             return False
 
-    def clear(self) -> None:
-        """Remove what earlier runs wrote here (``RUN_ENTRIES``), and nothing else.
-
-        A folder that exists, is not empty and is not a run directory is refused: ``--overwrite`` must
-        never delete a user's files because they were given as ``--output`` by mistake.
-        """
+    def check_clearable(self) -> None:
+        """Raise ``RunDirError`` unless ``clear`` may run here: a missing or empty folder, or a run directory."""
         if not self.root.exists():
             return
         if not self.root.is_dir():
@@ -110,6 +106,16 @@ class RunLayout:
                 f"refusing to overwrite {self.root}: it is not a tokenmill run directory (no config.yaml written "
                 "by tokenmill) and it is not empty; choose a new or empty --output"
             )
+
+    def clear(self) -> None:
+        """Remove what earlier runs wrote here (``RUN_ENTRIES``), and nothing else.
+
+        A folder that exists, is not empty and is not a run directory is refused: ``--overwrite`` must
+        never delete a user's files because they were given as ``--output`` by mistake.
+        """
+        if not self.root.exists():
+            return
+        self.check_clearable()
         for name in RUN_ENTRIES:
             path = self.root / name
             if path.is_dir() and not path.is_symlink():

@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
-from pipeline.config import Recipe, dump_recipe
+from pipeline.config import Recipe, dump_recipe, load_recipe
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 
@@ -35,6 +35,17 @@ def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | N
     if output_dir is not None:
         data["output_dir"] = str(output_dir)
     return Recipe.model_validate(data)
+
+
+def resolve_run(recipe_path: str, input_path: str | None = None, output_dir: str | None = None) -> Recipe:
+    """Load a recipe, apply ``--input``/``--output`` and check every input: all that can fail on a user's typo.
+
+    The CLI calls this before Prefect starts (a missing recipe is reported in well under a second, not after
+    a server start and a traceback); the flows call it again, since a deployment run has no CLI in front.
+    """
+    resolved = recipe_for_input(load_recipe(recipe_path), input_path, output_dir)
+    preflight_sources(resolved)
+    return resolved
 
 
 def preflight_sources(recipe: Recipe) -> None:

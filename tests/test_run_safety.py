@@ -80,3 +80,33 @@ def test_tokenize_keeps_logs_it_did_not_write_and_reruns_into_its_own_output(tmp
     assert (shards / "logs").is_dir()  # its own logs: a rerun may replace them
     second = run_tokenize(tmp_path / "run", shards, config)
     assert second["fingerprint"] == first["fingerprint"]
+
+
+def test_curate_cli_refuses_before_prefect_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing recipe and an --overwrite of a user's folder are refused without starting Prefect."""
+    from typer.testing import CliRunner
+
+    import flows.runtime
+    from flows.cli import app
+
+    def no_prefect() -> str:
+        raise AssertionError("Prefect was started for a run that had to be refused")
+
+    monkeypatch.setattr(flows.runtime, "ensure_prefect_backend", no_prefect)
+    runner = CliRunner()
+    missing = runner.invoke(app, ["curate", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "recipe file not found" in missing.output
+
+    user = tmp_path / "mine"
+    (user / "important").mkdir(parents=True)
+    (user / "important" / "data.txt").write_text("keep me", encoding="utf-8")
+    data = tmp_path / "in.txt"
+    data.write_text("Some text a person wrote.\n", encoding="utf-8")
+    recipe = Path(__file__).parents[1] / "configs" / "domain.yaml"
+    args = ["curate", str(recipe), "--input", str(data), "--output", str(user), "--overwrite"]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "refusing to overwrite" in refused.output
+    assert (user / "important" / "data.txt").read_text(encoding="utf-8") == "keep me"
+
+    pipeline_missing = runner.invoke(app, ["pipeline", str(tmp_path / "nope.yaml")])
+    assert pipeline_missing.exit_code == 2 and "recipe file not found" in pipeline_missing.output

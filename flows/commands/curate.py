@@ -23,15 +23,24 @@ def register(app: typer.Typer) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
-        from pipeline.layout import RunDirError
+        from pipeline.layout import RunDirError, RunLayout
         from pipeline.readers import InputError
+        from pipeline.run import resolve_run
 
+        errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
+        try:  # a typo fails here, before Prefect (and its server) start
+            resolved = resolve_run(str(recipe), input, output)
+            if overwrite:
+                RunLayout.at(resolved.output_dir).check_clearable()
+        except errors as error:
+            console.print(f"[red]error:[/] {error}")
+            raise typer.Exit(2) from None
         ensure_prefect_backend()
         from flows.curate import curate as curate_flow
 
         try:
             result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
-        except (RecipeError, FileNotFoundError, InputError, RunDirError) as error:
+        except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
         print_summary(result)

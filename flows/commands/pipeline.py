@@ -18,7 +18,13 @@ def register(app: typer.Typer) -> None:
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
         from pipeline.readers import InputError
+        from pipeline.run import resolve_run
 
+        try:  # a typo fails here, before Prefect (and its server) start
+            resolve_run(recipe, None, output)
+        except (RecipeError, FileNotFoundError, InputError) as error:
+            console.print(f"[red]error:[/] {error}")
+            raise typer.Exit(2) from None
         ensure_prefect_backend()
         from flows.end_to_end import PlanRefused, pipeline
 
