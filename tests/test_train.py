@@ -297,3 +297,32 @@ def test_cuda_device_names_map_to_the_gpu_table() -> None:
     assert gpu_from_name("NVIDIA A100-SXM4-40GB", 39.4) == "A100-40GB"
     assert gpu_from_name("NVIDIA L40S", 44.5) == "L40S" and gpu_from_name("NVIDIA L4", 22.0) == "L4"
     assert gpu_from_name("Tesla T4", 15.0) is None
+
+
+def test_progress_lines_when_not_a_terminal_estimate_then_heartbeat() -> None:
+    """In a log (no terminal): one estimate after the first steps, then a line after 30 s of silence only."""
+    from types import SimpleNamespace
+
+    from training.train import _progress
+
+    now = [0.0]
+    printed: list[str] = []
+
+    def say(message: str) -> None:
+        printed.append(message)
+        say.last = now[0]
+
+    say.last = 0.0
+    say.console = SimpleNamespace(is_terminal=False)
+    with _progress(True, 100, 0, say, tokens_per_step=1000, clock=lambda: now[0]) as update:
+        for step in range(1, 11):  # 2 s per step
+            now[0] += 2.0
+            update(step)
+        assert printed == ["step 3/100: 2.00 s/step, 500 tok/s, about 3 min left"]
+        for step in range(11, 30):
+            now[0] += 2.0
+            update(step)
+    assert len(printed) == 2 and printed[1].startswith("step 18/100:")  # 30 s after the estimate at 6 s
+    silent = SimpleNamespace(console=SimpleNamespace(is_terminal=False), last=0.0)  # not callable: a print raises
+    with _progress(False, 100, 0, silent, clock=lambda: 1e6) as update:  # not the main process: never prints
+        update(3)

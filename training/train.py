@@ -281,7 +281,7 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     if cuda:
         torch.cuda.reset_peak_memory_stats()
 
-    with StopRequest() as stop, _progress(main, cfg.max_steps, step, say.console) as progress:
+    with StopRequest() as stop, _progress(main, cfg.max_steps, step, say, cfg.global_batch_tokens) as progress:
         model.train()
         while step < cfg.max_steps:
             lr = schedule(step)
@@ -548,20 +548,34 @@ def _printer(main: bool):
     def say(message: str) -> None:
         if main:
             console.print(message)
+            say.last = time.monotonic()  # type: ignore[attr-defined]
 
     say.console = console  # type: ignore[attr-defined]
+    say.last = time.monotonic()  # type: ignore[attr-defined]
     return say
 
 
 class _progress:
-    """A rich progress bar on an interactive terminal (main process); nothing otherwise (logs stay plain)."""
+    """Progress on the main process: a rich bar on an interactive terminal; otherwise (logs, Prefect, CI) plain
+    lines: an estimate after the first steps, then a line whenever nothing was printed for ``HEARTBEAT_S``.
 
-    def __init__(self, main: bool, total: int, done: int, console):
+    Why lines: a 125M model on the CPU takes seconds per step, so ``log_every`` steps can be minutes of
+    silence in a log. These lines go to the console only; ``metrics.jsonl`` stays step-based (reruns and
+    resumes must write the same rows, which a clock must not decide).
+    """
+
+    HEARTBEAT_S = 30.0
+    ESTIMATE_AFTER = 3  # steps: the first one pays for warm-up (allocation, compile), a few more average it
+
+    def __init__(self, main: bool, total: int, done: int, say, tokens_per_step: int = 0, clock=time.monotonic):
         self.bar = None
-        if main and console.is_terminal:
+        self.say, self.total, self.first, self.tokens_per_step, self.clock = say, total, done, tokens_per_step, clock
+        self.lines = main and not say.console.is_terminal
+        self.started = clock()
+        if main and say.console.is_terminal:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-            self.bar = Progress("train", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console)
+            self.bar = Progress("train", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=say.console)
             self.task = self.bar.add_task("train", total=total, completed=done)
 
     def __enter__(self) -> Callable[[int], None]:
@@ -572,10 +586,29 @@ class _progress:
     def update(self, step: int) -> None:
         if self.bar is not None:
             self.bar.update(self.task, completed=step)
+        elif self.lines and step < self.total:
+            now = self.clock()
+            done = step - self.first
+            if done == self.ESTIMATE_AFTER or now - self.say.last >= self.HEARTBEAT_S:
+                self.say(self.line(step, now))
+
+    def line(self, step: int, now: float) -> str:
+        per_step = (now - self.started) / max(1, step - self.first)
+        rate = f", {self.tokens_per_step / per_step:,.0f} tok/s" if self.tokens_per_step and per_step > 0 else ""
+        eta = per_step * (self.total - step)
+        return f"step {step}/{self.total}: {per_step:.2f} s/step{rate}, about {_duration(eta)} left"
 
     def __exit__(self, *_exc: Any) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _export(accelerator, model, cfg, tokenizer, output: Path, row, eval_results) -> str:
