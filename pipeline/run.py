@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import Recipe, dump_recipe, load_recipe
+from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 
@@ -62,13 +63,18 @@ def preflight_sources(recipe: Recipe) -> None:
 def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
     """Create the run directory and record the resolved recipe.
 
-    A directory that already holds a run is resumed: each stage compares its own fingerprint and
-    clears only what changed. ``overwrite`` first removes what earlier runs wrote there (and refuses a
-    non-empty folder that is not a run directory: ``RunLayout.clear``).
+    A directory that already holds a run is resumed: each stage compares its own fingerprint and clears
+    only what changed; what a stage that this recipe switches off left behind is cleared here. ``overwrite``
+    first removes what earlier runs wrote there (and refuses a non-empty folder that is not a run
+    directory: ``RunLayout.clear``).
     """
     layout = RunLayout.at(recipe.output_dir)
     if overwrite:
         layout.clear()
+    elif recipe.stages.dedup is None:
+        # an earlier recipe in this folder may have deduped: its deduped/ and dropped/*/dedup/ rows describe
+        # documents this recipe keeps, and the accounts would no longer balance
+        clear_dedup_outputs(str(layout.root))
     layout.root.mkdir(parents=True, exist_ok=True)
     dump_recipe(recipe, layout.config)
     return layout

@@ -57,3 +57,36 @@ def test_empty_input_folder_fails_before_writing_a_run_dir(tmp_path: Path, prefe
     with pytest.raises(InputError, match="empty"):
         curate(str(REPO / "configs" / "web.yaml"), input=str(empty), output=str(tmp_path / "r"))
     assert not (tmp_path / "r").exists()
+
+
+def test_domain_then_web_then_domain_into_one_output_balances(tmp_path: Path, prefect_harness) -> None:
+    """A recipe without dedup, run where a deduping recipe ran, clears the dedup rows that no longer apply."""
+    import shutil
+
+    from flows.curate import curate
+    from pipeline.sample import generate_sample
+
+    sample = tmp_path / "sample"
+    generate_sample(sample, seed=3, pages=20, warc_files=1, domain_docs=8)
+    folder = sample / "domain"
+    for doc in sorted(p for p in folder.rglob("*") if p.is_file())[:4]:  # exact copies: dedup drops them
+        shutil.copy(doc, doc.with_name("copy_" + doc.name))
+    run = tmp_path / "run"
+
+    def curate_with(recipe_name: str) -> dict:
+        recipe = yaml.safe_load((REPO / "configs" / recipe_name).read_text())
+        recipe["executor"] = {"kind": "local", "tasks": 1, "workers": 1}
+        recipe["stages"]["language"]["keep"] = None
+        if recipe["stages"].get("dedup"):
+            recipe["stages"]["dedup"]["index"] = None
+        path = tmp_path / recipe_name
+        path.write_text(yaml.safe_dump(recipe))
+        return curate(str(path), input=str(folder), output=str(run))
+
+    curate_with("domain.yaml")
+    web = curate_with("web.yaml")
+    assert web["dedup"]["dropped"] > 0 and any((run / "dropped").glob("*/dedup/*"))
+    again = curate_with("domain.yaml")
+    source = again["sources"][0]
+    assert source["balanced"] and source["read"] == source["kept_final"] + source["dropped_total"]
+    assert not any((run / "dropped").glob("*/dedup/*")) and not (run / "deduped").exists()
