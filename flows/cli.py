@@ -33,6 +33,26 @@ def _register_commands() -> None:
         module.register(app)
 
 
+def _version(show: bool) -> None:
+    if show:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"tokenmill {version('tokenmill')}")
+        except PackageNotFoundError:  # a checkout used without installing it
+            typer.echo("tokenmill (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
+    """Raw crawls and domain documents → curated, deduplicated, PII-free token shards → a budget-checked LLM."""
+
+
 _register_commands()
 
 

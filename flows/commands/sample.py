@@ -8,7 +8,9 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command()
     def sample(
-        out: str = typer.Option("runs/sample", help="output folder"),
+        out: str = typer.Option(
+            "runs/sample", "--output", "--out", metavar="DIR", help="output folder (--out: the old spelling)"
+        ),
         seed: int = typer.Option(0),
         pages: int = typer.Option(400, min=1, help="response records in the crawl (all kinds)"),
         warc_files: int = typer.Option(4, min=1),
