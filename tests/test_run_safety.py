@@ -110,3 +110,54 @@ def test_curate_cli_refuses_before_prefect_starts(tmp_path: Path, monkeypatch: p
 
     pipeline_missing = runner.invoke(app, ["pipeline", str(tmp_path / "nope.yaml")])
     assert pipeline_missing.exit_code == 2 and "recipe file not found" in pipeline_missing.output
+
+
+GUARDED_PARENT = """
+import sys
+from flows.runtime import ensure_prefect_backend
+ensure_prefect_backend()
+from prefect.server.api.server import SubprocessASGIServer
+server = SubprocessASGIServer()
+server.start()
+print(server.server_process.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in handle)
+    except FileNotFoundError:
+        return False
+
+
+def test_embedded_server_dies_with_a_killed_cli(tmp_path: Path) -> None:
+    """kill -9 of the process that started the embedded Prefect server leaves no server behind."""
+    import os
+    import signal
+    import select
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": ""}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", GUARDED_PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    server_pid = None
+    try:
+        server_pid = int(parent.stdout.readline())
+        assert _alive(server_pid)
+        with open(f"/proc/{server_pid}/cmdline", "rb") as handle:
+            assert b"flows.server_guard" in handle.read()
+        exited = os.pidfd_open(server_pid)  # readable once the server has exited
+        parent.kill()
+        parent.wait()
+        readable, _, _ = select.select([exited], [], [], 30)  # the guard polls each second, uvicorn gets 5 s
+        os.close(exited)
+        assert readable and not _alive(server_pid)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if server_pid is not None and _alive(server_pid):
+            os.kill(server_pid, signal.SIGKILL)
