@@ -135,8 +135,8 @@ def _alive(pid: int) -> bool:
 def test_embedded_server_dies_with_a_killed_cli(tmp_path: Path) -> None:
     """kill -9 of the process that started the embedded Prefect server leaves no server behind."""
     import os
-    import signal
     import select
+    import signal
     import subprocess
     import sys
 
