@@ -47,7 +47,11 @@ def ensure_prefect_backend() -> str:
         console.print(
             f"[yellow]Prefect server at {url} is not answering; running embedded (ephemeral, SQLite) instead.[/]"
         )
-        os.environ["PREFECT_API_URL"] = ""
+        if os.environ.get("PREFECT_API_URL"):
+            # unset, not "": with an empty URL Prefect's events worker stops and every event prints a traceback
+            del os.environ["PREFECT_API_URL"]
+        else:  # the URL comes from the active profile: only an empty override outranks it
+            os.environ["PREFECT_API_URL"] = ""
     os.environ.setdefault("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "true")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(EMBEDDED_START_S))
     guard_embedded_server()

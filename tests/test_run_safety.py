@@ -161,3 +161,28 @@ def test_embedded_server_dies_with_a_killed_cli(tmp_path: Path) -> None:
             parent.kill()
         if server_pid is not None and _alive(server_pid):
             os.kill(server_pid, signal.SIGKILL)
+
+
+def test_a_successful_curate_prints_no_traceback_even_when_the_server_is_down(tmp_path: Path) -> None:
+    """The CLI falls back to the embedded server quietly: one yellow line, no Prefect tracebacks."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("A short note that a person wrote about the weather today.\n", encoding="utf-8")
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
+    recipe = Path(__file__).parents[1] / "configs" / "domain.yaml"
+    command = [sys.executable, "-m", "flows.cli", "curate", str(recipe), "--input", str(docs)]
+    done = subprocess.run(
+        [*command, "--output", str(tmp_path / "run")], capture_output=True, text=True, env=env, check=False
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "is not answering; running embedded" in output
+    assert "Traceback" not in output
