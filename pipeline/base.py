@@ -124,30 +124,48 @@ def redact_fields(value: Any, limit: int = 1000, redactor=None) -> Any:
     return value
 
 
-def drop_row(doc: Document, stage: str, drop: Drop) -> dict[str, Any]:
-    """The JSON row recorded for one dropped document.
+# the fields of a drop row that name it rather than quote the document: never redacted
+ROW_KEYS_NOT_TEXT = frozenset({"id", "source", "stage", "rule", "score"})
 
-    Nothing in it leaves unredacted (``default_redactor()``, whatever the recipe's ``pii`` section says, because
-    most drops happen before the PII stage): ``snippet`` is cut after redaction (``redacted_snippet``), ``url``
-    goes through ``redact_url``, every extra string (``read_error_detail``, ``file``…) through
-    ``redact_fields``. ``id``, ``source``, ``stage``, ``rule`` and ``score`` are kept as they are: the id is
-    how a drop is traced back to its input.
-    """
+
+def redact_row(row: dict[str, Any], redactor=None) -> dict[str, Any]:
+    """A drop row (or a report example taken from one) with every text field redacted: ``url`` through
+    ``redact_url``, ``snippet`` cut after redaction (``redacted_snippet``), every other string -- also inside
+    lists and dicts -- through ``redact_fields``. ``ROW_KEYS_NOT_TEXT`` are kept as they are: the id is how a
+    drop is traced back to its input. Idempotent: a redacted row comes back unchanged."""
     from pipeline.stages.pii import redact_url
 
-    redactor = default_redactor()
-    url = doc.metadata.get("url")
+    redactor = redactor or default_redactor()
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in ROW_KEYS_NOT_TEXT or value is None:
+            out[key] = value
+        elif key == "url" and isinstance(value, str):
+            out[key] = redact_url(value, redactor)
+        elif key == "snippet" and isinstance(value, str):
+            out[key] = redacted_snippet(value, redactor=redactor)
+        else:
+            out[key] = redact_fields(value, redactor=redactor)
+    return out
+
+
+def drop_row(doc: Document, stage: str, drop: Drop) -> dict[str, Any]:
+    """The JSON row recorded for one dropped document, redacted by ``redact_row``.
+
+    ``default_redactor()`` is used whatever the recipe's ``pii`` section says (also ``pii: null``), because
+    most drops happen before the PII stage and the rows are read by people, not trained on.
+    """
     row: dict[str, Any] = {
         "id": doc.id,
         "source": doc.metadata.get("source"),
         "stage": drop.stage or stage,
         "rule": drop.rule,
         "score": None if drop.score is None else float(drop.score),
-        "url": redact_url(url, redactor) if isinstance(url, str) else url,
-        "snippet": redacted_snippet(doc.text or "", redactor=redactor),
+        "url": doc.metadata.get("url"),
+        "snippet": doc.text or "",
     }
-    row.update(redact_fields(drop.extra, redactor=redactor))
-    return row
+    row.update(drop.extra)
+    return redact_row(row)
 
 
 class DropWriter:
