@@ -31,7 +31,7 @@ IBAN = "DE89 3704 0044 0532 0130 00"
 PHONE = "+44 20 7946 0958"
 API_KEY = "q9w8e7r6t5y4"
 PASSWORD = "hunter2pass"
-PLANTED_TEXT = f"Write to {EMAIL}, pay with {CARD} or to {IBAN}, call {PHONE}; config: api_key = \"{API_KEY}\"."
+PLANTED_TEXT = f'Write to {EMAIL}, pay with {CARD} or to {IBAN}, call {PHONE}; config: api_key = "{API_KEY}".'
 LEAKY_URL = (
     f"https://bob:{PASSWORD}@shop.example/account/{EMAIL.replace('@', '%40')}"
     f"?email={EMAIL.replace('@', '%40')}&api_key={API_KEY}&page=2#access_token={API_KEY}"
@@ -113,7 +113,12 @@ def make_inputs(root: Path) -> dict[str, Path]:
     (root / "docs").mkdir(exist_ok=True)
     (root / "docs" / "note.txt").write_text(body("shlex") + "\n" + PLANTED_TEXT, encoding="utf-8")
     (root / "docs" / "latin.txt").write_bytes((body("string") + "\nCafé " + PLANTED_TEXT).encode("cp1252"))
-    return {"rows": root / "rows.jsonl", "junk": root / "junk.jsonl", "crawl": root / "crawl.warc.gz", "docs": root / "docs"}
+    return {
+        "rows": root / "rows.jsonl",
+        "junk": root / "junk.jsonl",
+        "crawl": root / "crawl.warc.gz",
+        "docs": root / "docs",
+    }
 
 
 def write_recipe(tmp_path: Path, inputs: dict[str, Path], output: Path, pii: dict | None) -> Path:
