@@ -18,6 +18,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from pipeline.base import redact_row
 from pipeline.layout import RunLayout
 
 EXAMPLES_PER_RULE = 3
@@ -113,7 +114,9 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
         key = f"{row['stage']}/{row['rule']}"
         examples = account.examples.setdefault(key, [])
         if len(examples) < EXAMPLES_PER_RULE:
-            examples.append({k: row.get(k) for k in ("id", "url", "score", "snippet", "duplicate_of") if k in row})
+            example = {k: row.get(k) for k in ("id", "url", "score", "snippet", "duplicate_of") if k in row}
+            # drop rows are redacted when written; again here, so the report never depends on who wrote them
+            examples.append(redact_row(example))
     account.dropped = {stage: dict(rules) for stage, rules in dropped.items()}
     deduped = layout.deduped(source)
     account.kept_final = count_documents(deduped) if deduped.is_dir() else account.kept_curated

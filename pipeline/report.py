@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.accounting import SourceAccount
+from pipeline.base import cut_at_token
 from pipeline.layout import RunLayout
 
 STAGE_ORDER = ["read", "extract", "language", "quality", "pii", "dedup"]
@@ -138,7 +139,8 @@ def curation_section(layout: RunLayout, accounts: list[SourceAccount]) -> tuple[
         for key, rows in sorted(a.examples.items()):
             lines.append(f"- **{a.source} · {key}**")
             for row in rows:
-                snippet = " ".join(str(row.get("snippet") or "").split())[:160]
+                # examples are redacted (pipeline.accounting); cut at a space so no placeholder is halved
+                snippet = cut_at_token(" ".join(str(row.get("snippet") or "").split()), 160)
                 score = row.get("score")
                 score_txt = f" (score {score:.3g})" if isinstance(score, (int, float)) else ""
                 lines.append(f"  - `{row.get('id')}`{score_txt}: {snippet or '(empty)'}")

@@ -196,6 +196,42 @@ def test_undecodable_bytes_are_replaced_and_document_kept(tmp_path):
     assert "Page 3" in docs[2].text
 
 
+UNDEFINED_IN_CP1252 = b"\x81\x8d\x8f\x90\x9d"
+
+
+def test_cp1252_with_bytes_cp1252_leaves_undefined_decodes_as_latin1_there(tmp_path):
+    """Issue 11: such a file decoded as UTF-8 with U+FFFD everywhere; now it is WHATWG windows-1252 (the five
+    undefined bytes are their Latin-1 code points), in a folder text file and in a WARC page labelled so."""
+    import textwrap
+
+    text = textwrap.__doc__ + " Le café « déjà vu » coûte 5 € — naïve “quotes”.\n"  # real text plus cp1252 letters
+    data = text.encode("cp1252") + b"odd bytes " + UNDEFINED_IN_CP1252 + b" end\n"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "note.txt").write_bytes(data)
+    html = b"<html><body><p>" + data + b"</p></body></html>"
+    records = [
+        response("http://example.com/labelled", html, content_type="text/html; charset=windows-1252"),
+        response("http://example.com/unlabelled", html, content_type="text/html"),
+        response("http://example.com/latin1", b"<p>5 \x80 caf\xe9</p>", content_type="text/html; charset=iso-8859-1"),
+    ]
+    write_warc(tmp_path / "enc.warc.gz", records)
+    expected = text + "odd bytes \x81\x8d\x8f\x90\x9d end\n"
+    (doc,) = read_all(build_reader(source(tmp_path / "docs")))
+    assert doc.text == expected and "\ufffd" not in doc.text
+    labelled, unlabelled, latin1 = read_all(build_reader(source(tmp_path / "enc.warc.gz")))
+    for page in (labelled, unlabelled):
+        assert expected in page.text and "\ufffd" not in page.text
+    assert latin1.text == "<p>5 € café</p>"  # WHATWG: the iso-8859-1 label means windows-1252
+
+
+def test_mostly_utf8_with_a_few_bad_bytes_stays_utf8(tmp_path):
+    from pipeline.readers.common import decode_bytes
+
+    data = "naïve café déjà vu, Grüße ".encode() * 3 + UNDEFINED_IN_CP1252
+    decoded = decode_bytes(data, "windows-1252")
+    assert decoded.startswith("naïve café déjà vu, Grüße") and decoded.count("\ufffd") == 5
+
+
 def test_empty_files_give_no_documents(tmp_path):
     (tmp_path / "empty.warc.gz").write_bytes(b"")
     (tmp_path / "empty.warc").write_bytes(b"")
@@ -327,6 +363,28 @@ def test_jsonl_bad_rows_are_counted_placeholders(tmp_path):
     assert stat(reader, "blank_lines") == 1 and stat(reader, "bad_json") == 2
 
 
+def test_jsonl_null_text_is_bad_text(tmp_path):
+    (tmp_path / "n.jsonl").write_bytes(b'{"text": null, "id": "a"}\n{"text": "", "id": "b"}\n')
+    reader = build_reader(source(tmp_path / "n.jsonl"))
+    null, empty = read_all(reader)
+    assert null.id == "n.jsonl#0" and null.metadata["read_error"] == "bad_text"
+    assert "null" in null.metadata["read_error_detail"]
+    assert empty.id == "b" and empty.text == "" and not empty.metadata.get("read_error")  # extract counts it
+    assert stat(reader, "bad_text") == 1
+
+
+def test_jsonl_bad_line_detail_is_redacted(tmp_path):
+    """A malformed line used to be copied, unredacted, into read_error_detail (issue 11)."""
+    planted = ["jane.doe@example.com", "4111 1111 1111 1111", "q9w8e7r6t5y4"]
+    line = f'{{"text": "write to {planted[0]}, card {planted[1]}", api_key = "{planted[2]}" broken'
+    (tmp_path / "b.jsonl").write_text(line + "\n", encoding="utf-8")
+    (doc,) = read_all(build_reader(source(tmp_path / "b.jsonl")))
+    detail = doc.metadata["read_error_detail"]
+    assert doc.metadata["read_error"] == "bad_json" and "write to" in detail and len(detail) <= 300
+    assert not any(value in detail for value in planted)
+    assert "1111" not in detail and "q9w8" not in detail  # no part of a value either
+
+
 def test_jsonl_reads_own_curated_output_and_custom_keys(tmp_path):
     row = {"body": "hello", "uid": 7, "link": "http://y", "metadata": {"language": "en", "format": "html"}}
     (tmp_path / "c.jsonl").write_text(json.dumps(row) + "\n")
@@ -352,9 +410,9 @@ def test_parquet_custom_text_column(tmp_path):
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=2)
     assert detect_kind(str(tmp_path / "t.parquet")) == "parquet"
     docs = read_all(build_reader(source(tmp_path / "t.parquet", text_key="content", max_bytes=1000)))
-    assert [d.id for d in docs] == ["t.parquet:0", "t.parquet:1", "t.parquet#2", "t.parquet:3"]
-    assert docs[0].text == "first" and docs[1].text == "" and docs[3].text == "fourth"
-    assert errors(docs) == ["too_large"]
+    assert [d.id for d in docs] == ["t.parquet:0", "t.parquet#1", "t.parquet#2", "t.parquet:3"]
+    assert docs[0].text == "first" and docs[3].text == "fourth"
+    assert errors(docs) == ["bad_text", "too_large"]  # a null cell is no text (issue 11), not an empty document
     json.dumps(docs[0].metadata)  # timestamps/bytes were made writable
     with pytest.raises(InputError, match=r"t.parquet: no column 'text'.*content"):
         build_reader(source(tmp_path / "t.parquet"))

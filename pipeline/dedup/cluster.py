@@ -51,7 +51,7 @@ import numpy as np
 
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
-from pipeline.dedup.signatures import rank_paths
+from pipeline.dedup.signatures import SNIPPET_CHARS, rank_paths
 
 _U64 = np.uint64
 VERIFY_CHUNK = 8192  # candidate pairs compared at once: 2 × 8192 signatures in memory (memory.py constant)
@@ -536,7 +536,11 @@ def _read_snippets(signature_dir: str, world_size: int, offsets: np.ndarray, row
             for position, line in enumerate(handle):
                 if position in wanted:
                     out[lo + position] = json.loads(line)[3]
-    return out
+    # the report and the Prefect artifact quote these: redacted (also when the recipe has no PII stage); a
+    # snippet of SNIPPET_CHARS was cut from a longer text, so a value at its end may be cut too
+    from pipeline.base import redacted_snippet
+
+    return {row: redacted_snippet(text, complete=len(text) < SNIPPET_CHARS) for row, text in out.items()}
 
 
 def _peak_rss() -> int:

@@ -1,8 +1,10 @@
 """Pieces every tokenmill reader shares: read-error placeholders, decoding, opening compressed files.
 
 A reader never loses a record silently. What it cannot turn into a document becomes a *placeholder*:
-``Document(text="", id=f"{file}#{offset or index}", metadata={"source", "read_error": rule, "file"})``;
-the extract stage drops it with stage ``read`` and that rule, so ``read == kept + dropped`` still holds.
+``Document(text="", id=f"{file}#{offset or index}", metadata={"source", "read_error": rule, "file",
+"read_error_detail"})``; the extract stage drops it with stage ``read`` and that rule, so ``read == kept +
+dropped`` still holds. The detail may quote the input, so it is redacted before it is cut to 300 characters
+(``pipeline.base.redacted_snippet``), whatever the recipe's ``pii`` section says.
 Rules used by the readers:
 
 - ``truncated_file``: the file (or its compression stream) ends inside a record; one per file.
@@ -10,7 +12,8 @@ Rules used by the readers:
   after it where the format allows.
 - ``corrupt_file``: the file cannot be read from this point on (bad compressed data, not a Parquet file).
 - ``too_large``: a record over ``options.max_bytes``; its bytes are skipped, never turned into a string.
-- ``bad_json``, ``missing_text``, ``bad_text``: a JSONL/Parquet/datasets row without usable text.
+- ``bad_json``, ``missing_text``, ``bad_text``: a JSONL/Parquet/datasets row without usable text (``bad_text``:
+  the text field is not a string, or is null).
 
 Why a hand-written zstd reader: ``zstandard``'s ``stream_reader`` (what fsspec uses for ``.zst``) returns
 EOF without an error when a file is cut inside a frame; a 1,000-line file cut by 300 bytes read as zero
@@ -19,6 +22,7 @@ lines. ``_ZstdReader`` checks the frame really ended and raises ``EOFError`` lik
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import io
 import math
@@ -30,6 +34,7 @@ from datatrove.data import Document
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
 HTML_MIME_TYPES = ("text/html", "application/xhtml+xml")
 CHUNK = 1 << 20
+DETAIL_CHARS = 300
 
 
 class InputError(ValueError):
@@ -40,7 +45,10 @@ def placeholder(source: str, file: str, where: int | str, rule: str, detail: str
     """The document that stands for a record a reader could not read (see module docstring)."""
     metadata: dict[str, Any] = {"source": source, "read_error": rule, "file": file}
     if detail:
-        metadata["read_error_detail"] = detail[:300]
+        from pipeline.base import redacted_snippet
+
+        # redacted here, before the cut, because a detail may quote the input (a malformed JSON line)
+        metadata["read_error_detail"] = redacted_snippet(detail, DETAIL_CHARS)
     metadata.update(extra)
     return Document(text="", id=f"{file}#{where}", metadata=metadata)
 
@@ -127,26 +135,78 @@ def open_decompressed(folder, path: str) -> IO[bytes]:
     return raw
 
 
+def _latin1_for_undefined(error: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: a byte the codec leaves undefined becomes the code point of the same value."""
+    assert isinstance(error, UnicodeDecodeError)
+    return error.object[error.start : error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("tokenmill.latin1", _latin1_for_undefined)
+
+
+def decode_windows_1252(data: bytes) -> str:
+    """windows-1252 as the WHATWG Encoding Standard defines it (what browsers do): Python's ``cp1252`` plus the
+    five bytes it leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) as U+0081… -- i.e. Latin-1 for those bytes.
+    Never raises."""
+    return data.decode("cp1252", errors="tokenmill.latin1")
+
+
+def _codec_name(label: str | None) -> str | None:
+    if not label:
+        return None
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def _is_windows_1252(label: str | None) -> bool:
+    return _codec_name(label) == "cp1252"
+
+
+def _mostly_utf8(data: bytes) -> bool:
+    """More non-ASCII characters decode as valid UTF-8 sequences than bytes fail to: UTF-8 with a few broken
+    bytes, not a single-byte text (cp1252 letters are followed by ASCII, never by 0x80-0xBF continuation
+    bytes, so a cp1252 text has almost no valid multi-byte sequence)."""
+    decoded = data.decode("utf-8", errors="replace")
+    bad = decoded.count("\ufffd")
+    good = sum(1 for ch in decoded if ch > "\x7f") - bad
+    return good > bad
+
+
 def decode_bytes(data: bytes, declared: str | None = None, html: bool = False) -> str:
-    """Bytes → str that never raises: declared charset, then detection, then replacement characters.
+    """Bytes → str that never raises: declared charset, then detection, then windows-1252 or replacement.
 
     Decoding is strict first so a correct label wins; a page whose label is wrong (cp1252 labelled UTF-8)
-    is decoded with the detected encoding; bytes that fit no encoding become U+FFFD, which keeps the
-    document and lets extract's ``binary_payload`` gate see how much of it was not text.
+    is decoded with the detected encoding. A label ``iso-8859-1``/``latin1`` is read as windows-1252, as the
+    WHATWG Encoding Standard says (real pages so labelled use € and curly quotes at 0x80-0x9F). When neither
+    decodes strictly and one of them is windows-1252, the bytes are decoded as WHATWG windows-1252
+    (``decode_windows_1252``: the five bytes cp1252 leaves undefined become Latin-1 code points) unless they
+    are mostly valid UTF-8 (``_mostly_utf8``: then UTF-8 with replacement characters). Otherwise bytes that
+    fit no encoding become U+FFFD, which keeps the document and lets extract's ``binary_payload`` gate see
+    how much of it was not text.
     """
     from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 
     encoding = declared or detect_encoding(data, from_html_meta=html)
+    if _codec_name(encoding) == "iso8859-1":
+        encoding = "cp1252"
     try:
         return bytes_to_str(data, encoding, errors="strict", fallback_encodings=())
     except (UnicodeError, LookupError):
         pass
     detected = detect_encoding(data)
+    if _codec_name(detected) == "iso8859-1":
+        detected = "cp1252"
     if detected and detected.lower() != encoding.lower():
         try:
             return bytes_to_str(data, detected, errors="strict", fallback_encodings=())
         except (UnicodeError, LookupError):
             pass
+    if _is_windows_1252(encoding) or _is_windows_1252(detected):
+        if not _mostly_utf8(data):
+            return decode_windows_1252(data)
+        encoding = "utf-8"  # UTF-8 with a few broken bytes, whatever the label said
     try:
         return bytes_to_str(data, encoding, errors="replace", fallback_encodings=())
     except LookupError:  # a charset label Python does not know

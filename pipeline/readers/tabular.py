@@ -6,10 +6,11 @@ columns (and a nested ``metadata`` object, as tokenmill's own JSONL output has) 
 
 Why datatrove's readers are subclassed and their ``read_file``/``run`` replaced (measured on datatrove 0.10.1):
 - ``JsonlReader`` logs and skips a line that is not JSON, stops a file at its first undecodable byte with a
-  warning, and drops rows with empty text: all uncounted. Here a bad line is a ``bad_json`` placeholder,
-  undecodable bytes are replaced (the row is kept), empty text is kept for extract to count as ``empty``, a
-  cut compressed file ends with one ``truncated_file`` placeholder, and a line over ``max_bytes`` is skipped
-  in bounded reads (``too_large``) instead of being loaded.
+  warning, and drops rows with empty text: all uncounted. Here a bad line is a ``bad_json`` placeholder (its
+  detail: the parser's message and the line, redacted), undecodable bytes are replaced (the row is kept),
+  empty text is kept for extract to count as ``empty`` while a null text is ``bad_text``, a cut compressed
+  file ends with one ``truncated_file`` placeholder, and a line over ``max_bytes`` is skipped in bounded
+  reads (``too_large``) instead of being loaded.
 - ``ParquetReader`` numbers rows after skipping empty ones (ids shift when a row changes) and skips empty
   rows silently; here the row index is the position in the file and oversized cells are measured with
   ``pyarrow.compute.binary_length`` and never converted to Python strings.
@@ -69,9 +70,9 @@ class RowConverter:
             keys = ", ".join(sorted(map(str, row))[:12])
             return self._bad(file, index, "missing_text", f"no {self.text_key!r} field (fields: {keys})")
         text = row.pop(self.text_key)
-        if text is None:
-            text = ""  # kept: extract drops it as "empty", so it is counted
-        elif isinstance(text, (bytes, bytearray)):
+        if text is None:  # a null is no text at all (a broken export), not an empty document
+            return self._bad(file, index, "bad_text", f"{self.text_key!r} is null")
+        if isinstance(text, (bytes, bytearray)):
             text = decode_bytes(bytes(text), "utf-8")
         elif not isinstance(text, str):
             return self._bad(file, index, "bad_text", f"{self.text_key!r} is a {type(text).__name__}, not text")
@@ -188,8 +189,10 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
                                 row = orjson.loads(line)
                             except orjson.JSONDecodeError:
                                 row = _loads_lenient(line)
-                            if row is _BAD:
-                                doc = self._bad(filepath, index, "bad_json", line[:200].decode("utf-8", "replace"))
+                            if isinstance(row, _Bad):
+                                # the line itself goes in, whole: placeholder() redacts it before cutting it
+                                detail = f"{row.error}: {line.decode('utf-8', 'replace').strip()}"
+                                doc = self._bad(filepath, index, "bad_json", detail)
                             else:
                                 doc = self.row_document(row, filepath, index)
                         yield doc
@@ -202,7 +205,11 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
             yield self._bad(filepath, index, "corrupt_file", f"{type(error).__name__}: {error}")
 
 
-_BAD = object()
+class _Bad:
+    """A line that is not JSON, with the parser's message."""
+
+    def __init__(self, error: str):
+        self.error = error
 
 
 def _loads_lenient(line: bytes) -> Any:
@@ -211,8 +218,8 @@ def _loads_lenient(line: bytes) -> Any:
 
     try:
         return orjson.loads(line.decode("utf-8", errors="replace"))
-    except orjson.JSONDecodeError:
-        return _BAD
+    except orjson.JSONDecodeError as error:
+        return _Bad(str(error))
 
 
 def _skip_rest_of_line(stream) -> int:
