@@ -128,10 +128,22 @@ def curate(
     ``output_root``: write to ``<output_root>/<date>`` instead of ``output``. ``tokenize``: also write
     token shards; ``corpus_manifest`` (default ``<output_root>/corpus.json``) then records the run.
     """
-    logger = get_run_logger()
     if output is None and output_root is not None:
         output = dated_output(output_root)
     resolved = with_index(resolve_run(recipe, input, output), index)
+    with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
+        return _curate_locked(resolved, overwrite, input, output_root, tokenize, corpus_manifest)
+
+
+def _curate_locked(
+    resolved: Recipe,
+    overwrite: bool,
+    input: str | None,  # noqa: A002 - the flow parameter, recorded in the corpus manifest
+    output_root: str | None,
+    tokenize: bool,
+    corpus_manifest: str | None,
+) -> dict:
+    logger = get_run_logger()
     layout = prepare_run_dir(resolved, overwrite=overwrite)
     logger.info("run directory %s (config_hash %s)", layout.root, resolved.config_hash())
     for source in resolved.sources:

@@ -273,11 +273,18 @@ class Progress:
 @flow(name="pipeline", log_prints=True)
 def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
+    from pipeline.run import resolve_run
+
+    resolved = resolve_run(recipe, None, output)
+    with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
+        return _pipeline_locked(resolved, force)
+
+
+def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     from pipeline.curate import curation_fingerprint
-    from pipeline.run import prepare_run_dir, resolve_run, source_mix
+    from pipeline.run import prepare_run_dir, source_mix
 
     logger = get_run_logger()
-    resolved = resolve_run(recipe, None, output)
     layout = prepare_run_dir(resolved)
     logger.info("run directory %s", layout.root)
     results: dict[str, Any] = {}

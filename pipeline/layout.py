@@ -14,9 +14,25 @@ runs/<name>/
 
 from __future__ import annotations
 
+import fcntl
+import json
+import logging
+import os
 import shutil
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+#: The lock file of a run directory (``RunLayout.lock``); it names the holder.
+LOCK_NAME = ".tokenmill.lock"
+
+#: Run directories this process holds, with a depth: a flow that calls another on the same folder nests.
+_held: dict[Path, list] = {}
 
 #: The first line of every ``config.yaml`` a run writes: what marks a folder as a tokenmill run directory.
 RUN_HEADER = "# resolved by tokenmill"
@@ -101,7 +117,7 @@ class RunLayout:
             return
         if not self.root.is_dir():
             raise RunDirError(f"--output {self.root} is a file, not a directory")
-        if not self.is_run() and any(self.root.iterdir()):
+        if not self.is_run() and any(p.name != LOCK_NAME for p in self.root.iterdir()):
             raise RunDirError(
                 f"refusing to overwrite {self.root}: it is not a tokenmill run directory (no config.yaml written "
                 "by tokenmill) and it is not empty; choose a new or empty --output"
@@ -123,7 +139,74 @@ class RunLayout:
             elif path.exists() or path.is_symlink():
                 path.unlink()
 
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold this run directory for the duration of a run; a second run on it is refused at once.
+
+        An advisory ``flock`` on ``LOCK_NAME``: the kernel drops it when the holder dies (kill -9 included),
+        so a lock left by a dead run is simply taken over (with a note naming it). The file records pid, host
+        and start time for the refusal message. Re-entrant within one process.
+        """
+        if self.root in _held:
+            _held[self.root][1] += 1
+            try:
+                yield
+            finally:
+                _held[self.root][1] -= 1
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / LOCK_NAME
+        handle = _acquire(path)
+        _held[self.root] = [handle, 1]
+        try:
+            yield
+        finally:
+            del _held[self.root]
+            path.unlink(missing_ok=True)  # before the unlock: a waiter then finds a new inode (see _acquire)
+            handle.close()
+
     def final_documents(self, source: str) -> Path:
         """Where a source's kept documents are after the last text stage that ran."""
         deduped = self.deduped(source)
         return deduped if deduped.is_dir() else self.curated(source)
+
+
+def _acquire(path: Path):
+    """Open and ``flock`` ``path`` without waiting; raise ``RunDirError`` naming the holder when it is taken."""
+    while True:
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = _describe(handle.read())
+            handle.close()
+            raise RunDirError(
+                f"{path.parent} is in use by another tokenmill run ({holder}); wait for it to finish or choose "
+                "another --output"
+            ) from None
+        try:  # the holder may have unlinked the file between our open and our flock: lock the new one instead
+            same = os.fstat(handle.fileno()).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        handle.close()
+    handle.seek(0)
+    previous = handle.read().strip()
+    if previous:
+        logger.warning("taking over the lock of %s from a run that is gone (%s)", path.parent, _describe(previous))
+    handle.seek(0)
+    handle.truncate()
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started}) + "\n")
+    handle.flush()
+    return handle
+
+
+def _describe(content: str) -> str:
+    try:
+        holder = json.loads(content)
+        return f"pid {holder['pid']} on {holder['host']}, started {holder['started']}"
+    except (ValueError, KeyError, TypeError):
+        return content.strip() or "holder unknown"

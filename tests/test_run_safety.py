@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pipeline.config import Recipe
 from pipeline.layout import RunDirError, RunLayout
@@ -186,3 +187,60 @@ def test_a_successful_curate_prints_no_traceback_even_when_the_server_is_down(tm
     assert done.returncode == 0, output
     assert "is not answering; running embedded" in output
     assert "Traceback" not in output
+
+
+HOLDER = """
+import sys
+from pipeline.layout import RunLayout
+with RunLayout.at(sys.argv[1]).lock():
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_second_run_on_one_output_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    import os
+    import re
+    import socket
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"held"
+        expected = rf"in use by another tokenmill run \(pid {holder.pid} on {re.escape(socket.gethostname())}, started "
+        with pytest.raises(RunDirError, match=expected), RunLayout.at(run).lock():
+            pass
+    finally:
+        holder.kill()  # kill -9: the kernel drops the flock, the file (with the dead holder) stays
+        holder.wait()
+    assert (run / ".tokenmill.lock").exists()
+    with RunLayout.at(run).lock():  # taken over from the dead holder
+        assert f'"pid": {os.getpid()}' in (run / ".tokenmill.lock").read_text(encoding="utf-8")
+        with RunLayout.at(run).lock():  # re-entrant in one process
+            pass
+        assert (run / ".tokenmill.lock").exists()
+    assert not (run / ".tokenmill.lock").exists()
+
+
+def test_the_curate_flow_holds_the_lock(tmp_path: Path, prefect_harness) -> None:
+    """A curate flow into a folder another run holds fails at once and writes nothing."""
+    import subprocess
+    import sys
+
+    from flows.curate import curate
+
+    run = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"held"
+        recipe = recipe_into(run, tmp_path / "in")
+        path = tmp_path / "recipe.yaml"
+        path.write_text(yaml.safe_dump(recipe.model_dump(mode="json")), encoding="utf-8")
+        with pytest.raises(RunDirError, match="in use by another tokenmill run"):
+            curate(str(path))
+        assert sorted(p.name for p in run.iterdir()) == [".tokenmill.lock"]
+    finally:
+        holder.kill()
+        holder.wait()

@@ -17,6 +17,7 @@ def register(app: typer.Typer) -> None:
         """Run a recipe end to end; a rerun skips the stages whose config, inputs and code are unchanged."""
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
+        from pipeline.layout import RunDirError
         from pipeline.readers import InputError
         from pipeline.run import resolve_run
 
@@ -30,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             result = pipeline(recipe, output=output, force=force)
-        except (RecipeError, FileNotFoundError, InputError, PlanRefused) as error:
+        except (RecipeError, FileNotFoundError, InputError, PlanRefused, RunDirError) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
         print_result(result)
