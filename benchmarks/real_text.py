@@ -54,7 +54,7 @@ from _common import cpu_seconds  # also puts the repository on sys.path and turn
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout whose code and configs/ are evaluated
 
-BUILDER_VERSION = 3
+BUILDER_VERSION = 5
 APT_PACKAGES = [
     "debian-handbook",
     "debian-reference-en",
@@ -68,6 +68,7 @@ APT_PACKAGES = [
     "debian-faq",
     "maint-guide",
     "developers-reference",
+    "python3-doc",
     "manpages-de",
     "manpages-fr",
     "manpages-es",
@@ -145,42 +146,69 @@ def _installed(package: str) -> bool:
 
 
 class _VisibleText(HTMLParser):
-    """Visible text lines of an HTML page (stdlib parser; script/style skipped) — for labelling only."""
+    """Visible text lines of an HTML page (stdlib parser; script/style skipped) — for labelling only.
+
+    Text inside ``pre``/``code``/``kbd``/``samp``/``tt`` is marked as code: commands and program output read the
+    same in every translation, so the untranslated check compares prose only.
+    """
 
     SKIP = {"script", "style", "head", "title"}
+    CODE = {"pre", "code", "kbd", "samp", "tt"}
     BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "dt", "dd", "td", "th"}
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
+        self.parts: list[tuple[str, bool]] = []
         self.skip = 0
+        self.code = 0
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         if tag in self.SKIP:
             self.skip += 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
+        if tag in self.CODE:
+            self.code += 1
+        if tag in self.BLOCK:
+            self.parts.append(("\n", False))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.SKIP and self.skip:
             self.skip -= 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
+        if tag in self.CODE and self.code:
+            self.code -= 1
+        if tag in self.BLOCK:
+            self.parts.append(("\n", False))
 
     def handle_data(self, data: str) -> None:
         if not self.skip:
-            self.parts.append(data)
+            self.parts.append((data, self.code > 0))
 
 
-def visible_lines(raw: str) -> list[str]:
+def visible_lines(raw: str, prose_only: bool = False) -> list[str]:
+    """Whitespace-normalised visible lines; ``prose_only`` replaces code text by a space."""
     parser = _VisibleText()
     try:
         parser.feed(raw)
         parser.close()
     except Exception:  # noqa: BLE001 - a page the stdlib parser cannot read is simply not selected
         return []
-    text = "".join(parser.parts)
+    text = "".join(" " if code and prose_only else data for data, code in parser.parts)
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def interleave(groups: dict[str, list], rng: random.Random) -> list:
+    """Members of every group, shuffled, taken in turn (one per group per round): no package or family of
+    pages (16,000 of the 17,800 English man pages here are ``gcloud`` ones) fills a sample on its own."""
+    keys = sorted(groups)
+    rng.shuffle(keys)
+    queues = []
+    for key in keys:
+        members = list(groups[key])
+        rng.shuffle(members)
+        queues.append(members)
+    out = []
+    for round_ in range(max((len(q) for q in queues), default=0)):
+        out.extend(q[round_] for q in queues if round_ < len(q))
+    return out
 
 
 def word_count(lines: list[str]) -> int:
@@ -230,6 +258,11 @@ def web_candidates() -> dict[str, list[tuple[str, Path, Path | None]]]:
                 continue  # <chapter>.html next to <chapter>.en.html is a copy or a language chooser
             language = norm_language(language)
             found[language].append((package, page, None if language == "en" else counterpart))
+    python_docs = next((p for p in sorted(DOC.glob("python3*/html")) if p.is_dir()), None)
+    if python_docs is not None:  # python3-doc: the Python documentation (Sphinx HTML, English only)
+        for page in sorted(python_docs.glob("*/*.html")):
+            if page.parent.name not in ("_static", "_sources", "_images", "_downloads"):
+                found["en"].append(("python3-doc", page, None))
     return found
 
 
@@ -275,6 +308,16 @@ def pydoc_text(module: str) -> str | None:
     return result.stdout if result.returncode == 0 and result.stdout.strip() else None
 
 
+def family(kind: str, path: Path) -> str:
+    """What makes two files near-copies of each other: a man page's command family (``gcloud``, ``systemd``,
+    ``git``), a README's package, a manual's folder."""
+    if kind == "man":
+        return re.split(r"[-_.]", path.name, maxsplit=1)[0]
+    if kind in ("readme", "manual"):
+        return str(path.parent)
+    return path.name
+
+
 def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int, spam_pages: int, log) -> dict:
     """Write the labelled set under ``corpus`` and return its manifest (also written as manifest.json)."""
     if corpus.exists():
@@ -287,10 +330,12 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
     english_cache: dict[Path, list[str]] = {}
 
     # web-style HTML manual pages, per language
-    for language, candidates in sorted(web_candidates().items()):
-        rng.shuffle(candidates)
+    for language, found in sorted(web_candidates().items()):
+        by_package: dict[str, list] = defaultdict(list)
+        for candidate in found:
+            by_package[candidate[0]].append(candidate)
         taken = 0
-        for package, page, counterpart in candidates:
+        for package, page, counterpart in interleave(by_package, rng):
             if taken >= max_per_language:
                 break
             raw = read_maybe_gz(page)
@@ -303,14 +348,21 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
                 continue
             if counterpart is not None and counterpart.exists():
                 if counterpart not in english_cache:
-                    english_cache[counterpart] = visible_lines(read_maybe_gz(counterpart) or "")
-                if untranslated_share(lines, english_cache[counterpart]) > MAX_UNTRANSLATED:
+                    english_cache[counterpart] = visible_lines(read_maybe_gz(counterpart) or "", prose_only=True)
+                prose = visible_lines(raw, prose_only=True)
+                if untranslated_share(prose, english_cache[counterpart]) > MAX_UNTRANSLATED:
                     skipped["web/untranslated"] += 1
                     continue
             name = f"real/{language}/{package}__{page.parent.name}__{page.name}"
             (corpus / "web" / name).parent.mkdir(parents=True, exist_ok=True)
             (corpus / "web" / name).write_bytes(page.read_bytes())
-            docs["web"][name] = {"label": "real", "language": language, "type": "html", "origin": str(page)}
+            docs["web"][name] = {
+                "label": "real",
+                "language": language,
+                "type": "html",
+                "package": package,
+                "origin": str(page),
+            }
             taken += 1
 
     # domain-style files: (type, language) → candidate paths, each turned into the file a user would have
@@ -330,16 +382,18 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
         domain[("manual", language)] = sorted(page for _, page, _ in candidates)
     domain[("docstring", "en")] = [Path(m) for m in PYDOC_MODULES]
 
-    for (kind, language), candidates in sorted(domain.items()):
+    for (kind, language), found in sorted(domain.items()):
         if kind == "licence":
             # the common licences first (a few dozen), then a sample of package copyright files
-            common = [p for p in candidates if p.parent == LICENSES]
-            rest = [p for p in candidates if p.parent != LICENSES]
+            common = [p for p in found if p.parent == LICENSES]
+            rest = [p for p in found if p.parent != LICENSES]
             rng.shuffle(rest)
             candidates = common + rest
         else:
-            candidates = list(candidates)
-            rng.shuffle(candidates)
+            families: dict[str, list[Path]] = defaultdict(list)
+            for path in found:
+                families[family(kind, path)].append(path)
+            candidates = interleave(families, rng)
         # manuals and man pages come in ~26 languages: a third of the cap for each translation keeps them from
         # outweighing the other file types (English man pages get the whole cap)
         translated = kind == "manual" or (kind == "man" and language != "en")
@@ -716,6 +770,10 @@ def evaluate(name: str, part: str, docs: dict[str, dict], kept: set[str], rows: 
         "groups": grouped(lambda label: label["language"]),
         "total": _summary(list(items.values())),
     }
+    result["spam_by_kind"] = grouped(lambda label: label["type"] if label["label"] == "spam" else "real")
+    result["spam_by_kind"].pop("real", None)
+    if part == "web":
+        result["by_package"] = grouped(lambda label: label.get("package", "spam"))
     if part == "domain":
         result["by_type"] = grouped(lambda label: label["type"] if label["label"] == "real" else "spam")
         result["by_type_language"] = grouped(
@@ -765,6 +823,36 @@ def print_table(results: list[dict], meta: dict) -> None:
     console.print(meta["footer"])
 
 
+def load_or_build(corpus_dir: Path, params: dict, install: bool, rebuild: bool, log) -> tuple[Path, dict]:
+    """The labelled set for ``params`` under ``corpus_dir`` (built if missing): (its folder, its manifest).
+
+    Each builder version and parameter set has its own sub-folder, built in a temporary sibling and renamed
+    into place, so runs of other versions of this script (other checkouts) can share one ``corpus_dir``.
+    """
+    key = "v{}-max{max_per_language}-words{min_words}-seed{seed}-spam{spam}".format(BUILDER_VERSION, **params)
+    corpus = corpus_dir / key
+    manifest_path = corpus / "manifest.json"
+    if manifest_path.exists() and not rebuild:
+        log(f"reusing the corpus in {corpus}")
+        return corpus, json.loads(manifest_path.read_text(encoding="utf-8"))
+    missing = ensure_packages(APT_PACKAGES, install=install, log=log)
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=corpus_dir))
+    try:
+        manifest = build_corpus(
+            building, params["max_per_language"], params["min_words"], params["seed"], params["spam"], log
+        )
+        manifest["missing_packages"] = missing
+        (building / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+        if corpus.exists():
+            shutil.rmtree(corpus)
+        os.replace(building, corpus)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    log(f"corpus written to {corpus}")
+    return corpus, manifest
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus-dir", type=Path, default=Path.home() / ".cache" / "tokenmill" / "real_text")
@@ -784,27 +872,15 @@ def main() -> None:
         print(f"[real_text] {message}", file=sys.stderr, flush=True)
 
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
-    corpus: Path = args.corpus_dir
     params = {
         "max_per_language": args.max_per_language,
         "min_words": args.min_words,
         "seed": args.seed,
         "spam": args.spam,
     }
-    manifest_path = corpus / "manifest.json"
-    manifest = None
-    if manifest_path.exists() and not args.rebuild:
-        cached = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if cached.get("builder_version") == BUILDER_VERSION and cached.get("params") == params:
-            manifest = cached
-            log(f"reusing the corpus in {corpus}")
-        else:
-            log(f"the corpus in {corpus} was built with other parameters: rebuilding")
-    if manifest is None:
-        missing = ensure_packages(APT_PACKAGES, install=not args.no_install, log=log)
-        manifest = build_corpus(corpus, args.max_per_language, args.min_words, args.seed, args.spam, log)
-        manifest["missing_packages"] = missing
-        manifest_path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+    corpus, manifest = load_or_build(
+        args.corpus_dir, params, install=not args.no_install, rebuild=args.rebuild, log=log
+    )
     docs = manifest["docs"]
     if not any(d["label"] == "real" for d in docs["web"].values()):
         sys.exit("no real documents found: install the Debian packages (run without --no-install as root)")
