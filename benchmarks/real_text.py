@@ -737,6 +737,11 @@ def _summary(items: list[tuple[dict, bool, dict | None]]) -> dict[str, Any]:
             drops[rule] += 1
             if row.get("score") is not None:
                 scores[rule].append(float(row["score"]))
+    spam_drops = Counter(
+        f"{row['stage']}/{row['rule']}"
+        for label, kept, row in items
+        if label["label"] == "spam" and not kept and row is not None
+    )
     real_kept, spam_kept = sum(kept for kept, _ in real), sum(spam)
     return {
         "real": len(real),
@@ -747,6 +752,7 @@ def _summary(items: list[tuple[dict, bool, dict | None]]) -> dict[str, Any]:
         "spam_kept_share": round(spam_kept / len(spam), 4) if spam else None,
         "real_drops": dict(drops.most_common()),
         "real_drop_score_range": {rule: [round(min(s), 3), round(max(s), 3)] for rule, s in sorted(scores.items())},
+        "spam_drops": dict(spam_drops.most_common()),
     }
 
 
