@@ -54,7 +54,7 @@ from _common import cpu_seconds  # also puts the repository on sys.path and turn
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout whose code and configs/ are evaluated
 
-BUILDER_VERSION = 5
+BUILDER_VERSION = 6
 APT_PACKAGES = [
     "debian-handbook",
     "debian-reference-en",
@@ -329,6 +329,20 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
     skipped: Counter[str] = Counter()
     english_cache: dict[Path, list[str]] = {}
 
+    def page_problem(page: Path, counterpart: Path | None) -> str | None:
+        """Why an HTML manual page stays out of the set (unreadable, short, untranslated), or None."""
+        raw = read_maybe_gz(page)
+        if raw is None:
+            return "unreadable"
+        if word_count(visible_lines(raw)) < min_words:
+            return "short_page"
+        if counterpart is not None and counterpart.exists():
+            if counterpart not in english_cache:
+                english_cache[counterpart] = visible_lines(read_maybe_gz(counterpart) or "", prose_only=True)
+            if untranslated_share(visible_lines(raw, prose_only=True), english_cache[counterpart]) > MAX_UNTRANSLATED:
+                return "untranslated"
+        return None
+
     # web-style HTML manual pages, per language
     for language, found in sorted(web_candidates().items()):
         by_package: dict[str, list] = defaultdict(list)
@@ -338,21 +352,10 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
         for package, page, counterpart in interleave(by_package, rng):
             if taken >= max_per_language:
                 break
-            raw = read_maybe_gz(page)
-            if raw is None:
-                skipped["web/unreadable"] += 1
+            problem = page_problem(page, counterpart)
+            if problem:
+                skipped[f"web/{problem}"] += 1
                 continue
-            lines = visible_lines(raw)
-            if word_count(lines) < min_words:
-                skipped["web/short_page"] += 1
-                continue
-            if counterpart is not None and counterpart.exists():
-                if counterpart not in english_cache:
-                    english_cache[counterpart] = visible_lines(read_maybe_gz(counterpart) or "", prose_only=True)
-                prose = visible_lines(raw, prose_only=True)
-                if untranslated_share(prose, english_cache[counterpart]) > MAX_UNTRANSLATED:
-                    skipped["web/untranslated"] += 1
-                    continue
             name = f"real/{language}/{package}__{page.parent.name}__{page.name}"
             (corpus / "web" / name).parent.mkdir(parents=True, exist_ok=True)
             (corpus / "web" / name).write_bytes(page.read_bytes())
@@ -378,8 +381,10 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
         domain[("licence", "en")] = sorted(p for p in DOC.glob("*/copyright") if p.is_file())
     if LICENSES.is_dir():
         domain[("licence", "en")] = sorted(p for p in LICENSES.iterdir() if p.is_file()) + domain[("licence", "en")]
+    counterparts: dict[Path, Path | None] = {}
     for language, candidates in web_candidates().items():
         domain[("manual", language)] = sorted(page for _, page, _ in candidates)
+        counterparts.update((page, counterpart) for _, page, counterpart in candidates)
     domain[("docstring", "en")] = [Path(m) for m in PYDOC_MODULES]
 
     for (kind, language), found in sorted(domain.items()):
@@ -403,9 +408,9 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
             if taken >= cap:
                 break
             if kind == "manual":
-                raw = read_maybe_gz(path)
-                if raw is None or word_count(visible_lines(raw)) < min_words:
-                    skipped["domain/short_page"] += 1
+                problem = page_problem(path, counterparts.get(path))
+                if problem:
+                    skipped[f"domain/{problem}"] += 1
                     continue
                 data, suffix = path.read_bytes(), ".html"
             else:
