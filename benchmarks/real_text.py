@@ -3,10 +3,12 @@
 The labelled set is built at run time, never stored in the repository (others' sentences stay out of it):
 
 * **real, web-style HTML** — manuals from Debian packages, in every language they ship: ``debian-handbook``
-  (26 translations), ``debian-reference-*`` (8), ``debian-faq``, ``maint-guide``, ``developers-reference``.
-  A translated page whose visible lines are mostly the English page's lines (an untranslated chapter) is
-  left out, so each page's language label is the language it is written in. Pages with fewer than
-  ``--min-words`` whitespace-separated words of visible text (tables of contents, index stubs) are left out.
+  (26 translations), ``debian-reference-*`` (8), ``debian-faq``, ``maint-guide``, ``developers-reference``,
+  ``python3-doc`` (English). Up to ``--max-per-language`` pages per language, taken in turn from each package.
+  Translated pages that are in good part English (partial translations) are left out, so each page's
+  language label is the language it is written in: see ``MAX_UNTRANSLATED`` and ``MAX_ENGLISH_MARKER_SHARE``.
+  Pages with fewer than ``--min-words`` whitespace-separated words of visible text (tables of contents,
+  index stubs) are left out. Every page left out is counted in the manifest (``skipped``).
 * **real, domain-style files** — what a team would give ``configs/domain.yaml`` as a folder: man pages
   rendered to text the way a reader sees them (``man -l`` → plain text, English and translated ones from
   ``/usr/share/man/<lang>/``), README files and licences (``/usr/share/doc/*/README*``,
@@ -25,8 +27,10 @@ reader, then the real stages (extract → language → quality, ``--pii`` adds p
 * ``domain``   — ``configs/domain.yaml`` on the domain-style files and the spam.
 
 Packages are installed with ``apt-get install -y`` when missing (``--no-install`` or no root/apt: the set is
-built from what is there, with a message). The built corpus is cached under ``--corpus-dir`` with a
-manifest of labels; a later run with the same build parameters reuses it (``--rebuild`` forces a new one).
+built from what is there, with a message). The built set is cached under ``--corpus-dir``, in a sub-folder
+named after the builder version and the build parameters, with ``manifest.json`` holding every file's
+label; a later run with the same version and parameters reuses it (``--rebuild`` forces a new one).
+Measured numbers and the method in detail: docs/benchmarks.md.
 
     python benchmarks/real_text.py [--corpus-dir DIR] [--max-per-language 60] [--no-install] [--json]
 """
