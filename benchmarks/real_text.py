@@ -807,6 +807,12 @@ def evaluate(name: str, part: str, docs: dict[str, dict], kept: set[str], rows: 
         # neither kept nor dropped: a stage lost them without a drop row (should stay empty)
         "unaccounted": sorted(i for i in docs if i not in kept and i not in drops_by_id),
         "spam_kept_ids": sorted(i for i, d in docs.items() if d["label"] == "spam" and i in kept),
+        # every real document dropped, with its rule and score, to look at with the file in the corpus folder
+        "real_dropped": {
+            doc_id: [f"{row['stage']}/{row['rule']}", row.get("score")]
+            for doc_id, (label, is_kept, row) in sorted(items.items())
+            if label["label"] == "real" and not is_kept and row is not None
+        },
         "groups": grouped(lambda label: label["language"]),
         "total": _summary(list(items.values())),
     }
