@@ -831,6 +831,28 @@ def evaluate(name: str, part: str, docs: dict[str, dict], kept: set[str], rows: 
 # --------------------------------------------------------------------------------------------------------------
 
 
+def acceptance(results: list[dict], threshold: float = 0.9) -> list[dict]:
+    """Issue #11's acceptance checks on these results (only for the recipes that ran)."""
+    by_name = {r["recipe"]: r for r in results}
+    checks = []
+    if "web" in by_name:
+        english = by_name["web"]["groups"].get("en", {})
+        checks.append({"check": f"web: English real kept >= {threshold:.0%}", "value": english.get("real_kept_share")})
+        checks[-1]["ok"] = (checks[-1]["value"] or 0) >= threshold
+        spam = by_name["web"]["total"]["spam_kept"]
+        checks.append({"check": "web: spam kept == 0", "value": spam, "ok": spam == 0})
+    if "web-all" in by_name:
+        groups = by_name["web-all"]["groups"]
+        failing = {g: v["real_kept_share"] for g, v in groups.items() if v["real"] and v["real_kept_share"] < threshold}
+        checks.append({"check": f"web-all: every language >= {threshold:.0%}", "value": failing, "ok": not failing})
+    if "domain" in by_name:
+        share = by_name["domain"]["total"]["real_kept_share"]
+        checks.append(
+            {"check": f"domain: real kept >= {threshold:.0%}", "value": share, "ok": (share or 0) >= threshold}
+        )
+    return checks
+
+
 def print_table(results: list[dict], meta: dict) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -866,6 +888,14 @@ def print_table(results: list[dict], meta: dict) -> None:
             console.print(f"{result['recipe']}: spam kept: {', '.join(result['spam_kept_ids'])}")
         if result["unaccounted"]:
             console.print(f"[red]{result['recipe']}: {len(result['unaccounted'])} documents neither kept nor dropped")
+    for check in meta["acceptance"]:
+        mark = "[green]ok[/green]  " if check["ok"] else "[red]FAIL[/red]"
+        value = check["value"]
+        if isinstance(value, float):
+            value = f"{value:.1%}"
+        elif isinstance(value, dict):
+            value = ", ".join(f"{g} {v:.0%}" for g, v in value.items()) or "-"
+        console.print(f"{mark} {check['check']}: {value}")
     console.print(meta["footer"])
 
 
@@ -962,6 +992,7 @@ def main() -> None:
         "wall_seconds": round(wall, 1),
         "cpu_seconds": round(cpu, 1),
     }
+    meta["acceptance"] = acceptance(results)
     if args.json:
         print(json.dumps({"meta": meta, "results": results}, indent=1, ensure_ascii=False))
         return
