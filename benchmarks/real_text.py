@@ -920,9 +920,16 @@ def load_or_build(corpus_dir: Path, params: dict, install: bool, rebuild: bool, 
         )
         manifest["missing_packages"] = missing
         (building / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
-        if corpus.exists():
-            shutil.rmtree(corpus)
-        os.replace(building, corpus)
+        if corpus.exists():  # --rebuild, or a half-written folder from an older version of this function
+            shutil.rmtree(corpus, ignore_errors=True)
+        try:
+            os.replace(building, corpus)
+        except OSError:
+            # another run built the same set meanwhile (same version and parameters, so the same files)
+            if not manifest_path.exists():
+                raise
+            log(f"another run wrote {corpus} meanwhile; using that one")
+            return corpus, json.loads(manifest_path.read_text(encoding="utf-8"))
     finally:
         shutil.rmtree(building, ignore_errors=True)
     log(f"corpus written to {corpus}")
