@@ -329,3 +329,26 @@ def test_pipeline_plan_cache_key_follows_the_fit_file(tmp_path: Path) -> None:
     assert fit_file_text(str(tmp_path)) == before  # a folder holding fit.json
     write_fit(tmp_path, {"E": 1.8, "A": 400, "B": 400, "alpha": 0.3, "beta": 0.3})
     assert fit_file_text(str(path)) != before and fit_file_text("epoch") is None
+
+
+def test_blas_runs_on_one_thread_during_the_fit_and_is_restored() -> None:
+    import ctypes
+
+    import scipy.optimize  # noqa: F401  (loads scipy's OpenBLAS)
+
+    from training.scaling import _one_blas_thread
+
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "openblas" in line and line.split()[-1].startswith("/")})
+    getters = []
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(lib, name):
+                getters.append(getattr(lib, name))
+    if not getters:
+        pytest.skip("no OpenBLAS loaded in this process")
+    before = [get() for get in getters]
+    with _one_blas_thread():
+        assert [get() for get in getters] == [1] * len(getters)
+    assert [get() for get in getters] == before

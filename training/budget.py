@@ -1069,6 +1069,8 @@ def load_plan_options(path: str | Path, overrides: dict[str, Any] | None = None)
         raise PlanError(f"{path}: needs a top-level 'plan:' mapping of plan options (see docs/plan.md)")
     for key in ("model", "manifest", "fit"):
         value = section.get(key)
+        if key == "fit" and value in FITS:
+            continue  # a published fit's name, not a file
         if isinstance(value, str) and not Path(value).is_absolute() and (path.parent / value).exists():
             section[key] = str(path.parent / value)
     section.update(overrides or {})
