@@ -116,6 +116,20 @@ def plan_options(recipe: Recipe) -> Any:
     return PlanOptions.model_validate(options)
 
 
+def fit_file_text(fit: str) -> str | None:
+    """The text of a ``plan: {fit: fit.json}`` file, so that a re-fitted law re-runs the plan stage."""
+    from training.budget import FIT_FILE, FITS
+
+    if fit in FITS:
+        return None
+    path = Path(fit)
+    path = path / FIT_FILE if path.is_dir() else path
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the plan stage itself reports a missing or unreadable fit, naming the file
+
+
 @task(name="plan", **STAGE_TASK)
 def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     from training.budget import check, plan_from_options
@@ -331,8 +345,14 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
         progress.advance()
 
         if resolved.plan is not None or resolved.train is not None:
+            options = plan_options(resolved)
             plan_key = digest(
-                "plan", plan_options(resolved).model_dump(mode="json"), force, upstream, code_version("training")
+                "plan",
+                options.model_dump(mode="json"),
+                fit_file_text(options.fit),
+                force,
+                upstream,
+                code_version("training"),
             )
             results["plan"] = plan_stage(resolved, force, cache_key=plan_key)
             progress.advance()

@@ -49,6 +49,10 @@ HOFFMANN_WARNING = (
     "Hoffmann et al.'s published fit constants imply ~90+ tokens/parameter at Chinchilla's budgets and disagree "
     "with the paper's own Table 3 (Besiroglu et al. 2024); the Epoch AI refit is the default for a reason."
 )
+FITTED_LOSS_CAVEAT = (
+    "Predicted loss comes from the law fitted to your runs: it holds for their data, tokenizer and recipe, and "
+    "is a forecast outside the compute range they span."
+)
 LOSS_CAVEAT = (
     "Predicted loss L(N, D) = E + A/N^α + B/D^β holds only for the fit's data and tokenizer (MassiveText); "
     "use it to compare plans, not to predict your run's loss."
@@ -121,7 +125,12 @@ def flops_per_token(
 
 @dataclass(frozen=True)
 class ScalingFit:
-    """L(N, D) = E + A/N^α + B/D^β and its compute-optimal split under C = 6·N·D."""
+    """L(N, D) = E + A/N^α + B/D^β and its compute-optimal split under C = 6·N·D.
+
+    ``path`` is set for a law fitted to the team's own runs (``tokenmill scaling fit``, loaded by
+    ``load_fit``); such a law drives the plan's optimum and verdicts. ``compute_range`` is the span of
+    C = 6ND over the runs it was fitted on (outside it the law extrapolates).
+    """
 
     name: str
     E: float
@@ -130,28 +139,116 @@ class ScalingFit:
     alpha: float
     beta: float
     source: str
+    path: str | None = None
+    compute_range: tuple[float, float] | None = None
+    n_points: int | None = None
 
     def loss(self, params: float, tokens: float) -> float:
         return self.E + self.A / params**self.alpha + self.B / tokens**self.beta
 
+    def _g(self) -> float:
+        return (self.alpha * self.A / (self.beta * self.B)) ** (1 / (self.alpha + self.beta))
+
     def optimal(self, flops: float) -> tuple[float, float]:
         """N*, D* minimising the loss at C = 6·N·D (Hoffmann et al. 2022, eq. 4)."""
         _positive("flops", flops)
-        g = (self.alpha * self.A / (self.beta * self.B)) ** (1 / (self.alpha + self.beta))
-        n = g * (flops / 6) ** (self.beta / (self.alpha + self.beta))
+        n = self._g() * (flops / 6) ** (self.beta / (self.alpha + self.beta))
         return n, flops / 6 / n
+
+    def tokens_for(self, params: float) -> float:
+        """D such that (params, D) lies on this law's compute-optimal frontier."""
+        _positive("params", params)
+        half_c = (params / self._g()) ** ((self.alpha + self.beta) / self.beta)  # C/6 = N·D on the frontier
+        return half_c / params
+
+    def params_for(self, tokens: float) -> float:
+        """N such that (N, tokens) lies on this law's compute-optimal frontier: N = (G·D^p)^(1/(1−p))."""
+        _positive("tokens", tokens)
+        p = self.beta / (self.alpha + self.beta)
+        return (self._g() * tokens**p) ** (1 / (1 - p))
+
+    @property
+    def fitted(self) -> bool:
+        return self.path is not None
+
+    def constants(self) -> dict[str, float]:
+        return {"E": self.E, "A": self.A, "B": self.B, "alpha": self.alpha, "beta": self.beta}
 
 
 FITS = {
     "epoch": ScalingFit("epoch", 1.8172, 482.01, 2085.43, 0.3478, 0.3658, "Besiroglu et al. 2024 (Epoch AI refit)"),
     "hoffmann": ScalingFit("hoffmann", 1.69, 406.4, 410.7, 0.34, 0.28, "Hoffmann et al. 2022, Approach 3"),
 }
+FIT_FILE = "fit.json"
+OWN_FIT = "own"  # the name a law fitted to the team's runs goes by in plans ("own fit")
 
 
-def get_fit(name: str) -> ScalingFit:
-    if name not in FITS:
-        raise PlanError(f"fit: {name!r} is not one of {', '.join(FITS)}")
-    return FITS[name]
+def load_fit(path: str | Path) -> ScalingFit:
+    """A law from a ``fit.json`` written by ``tokenmill scaling fit`` (or a folder holding one).
+
+    Needs ``E``, ``A``, ``B``, ``alpha``, ``beta`` (positive numbers); ``n_points`` and ``compute_range`` are
+    used when present. Raises PlanError naming the file and the field.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / FIT_FILE
+    where = f"fit: {path}"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PlanError(
+            f"{where}: not found (tokenmill scaling fit RUNS.csv --output DIR writes DIR/{FIT_FILE})"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise PlanError(f"{where}: not readable JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise PlanError(f"{where}: expected a JSON object with E, A, B, alpha, beta")
+    constants: dict[str, float] = {}
+    for key in ("E", "A", "B", "alpha", "beta"):
+        if key not in data:
+            raise PlanError(f"{where}: missing field {key!r} (a fit needs E, A, B, alpha, beta)")
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+            raise PlanError(f"{where}: field {key!r} must be a positive number, got {value!r}")
+        constants[key] = float(value)
+    span = data.get("compute_range")
+    compute_range = None
+    if span is not None:
+        if (
+            not isinstance(span, list)
+            or len(span) != 2
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in span)
+        ):
+            raise PlanError(f"{where}: field 'compute_range' must be [low, high] FLOPs, got {span!r}")
+        compute_range = (float(min(span)), float(max(span)))
+    n_points = data.get("n_points")
+    if n_points is not None and (isinstance(n_points, bool) or not isinstance(n_points, int) or n_points < 1):
+        raise PlanError(f"{where}: field 'n_points' must be a positive integer, got {n_points!r}")
+    runs = f" of {n_points} runs" if n_points else ""
+    return ScalingFit(
+        OWN_FIT,
+        **constants,
+        source=f"tokenmill scaling fit{runs}, {path}",
+        path=str(path),
+        compute_range=compute_range,
+        n_points=n_points,
+    )
+
+
+def get_fit(name: str | ScalingFit) -> ScalingFit:
+    """A published fit by name (``epoch``, ``hoffmann``), or a fitted law from a ``fit.json`` path."""
+    if isinstance(name, ScalingFit):
+        return name
+    if name in FITS:
+        return FITS[name]
+    if not looks_like_fit_path(name):
+        raise PlanError(f"fit: {name!r} is not one of {', '.join(FITS)}, nor a {FIT_FILE} path (tokenmill scaling fit)")
+    return load_fit(name)
+
+
+def looks_like_fit_path(value: str) -> bool:
+    """A ``fit`` value that is meant as a file: ends in .json, or names an existing file or folder."""
+    return str(value).endswith(".json") or Path(value).exists()
 
 
 def optimal_by_rule(flops: float, tokens_per_param: float = TOKENS_PER_PARAM) -> tuple[float, float]:
@@ -525,6 +622,7 @@ class Plan:
     budget_flops: float | None
     data: dict[str, Any]
     domain: dict[str, Any] | None
+    law_used: str = ""  # which law set the optimum and the verdicts: the rule, or the team's fitted law
     notes: list[str] = field(default_factory=list)
     hardware: Hardware | None = field(default=None, repr=False)
     shape: ModelShape | None = field(default=None, repr=False)
@@ -570,7 +668,7 @@ def plan(
     *,
     budget: Budget | None = None,
     convention: Convention = "palm",
-    fit: str = "epoch",
+    fit: str | ScalingFit = "epoch",
     tokens_per_param: float = TOKENS_PER_PARAM,
 ) -> Plan:
     """Plan a training run.
@@ -579,6 +677,11 @@ def plan(
     attention FLOPs and activation memory are then left out). ``data``: planned tokens or a ``Data``.
     Missing pieces are derived: no tokens → the budget's tokens, else compute-optimal (20 per parameter);
     no model → the compute-optimal size for the budget (or for the tokens).
+
+    ``fit``: ``epoch``/``hoffmann`` (published fits, reported beside the 20 tokens/param rule, which drives the
+    optimum and verdicts), or a law fitted to the team's runs (a ``fit.json`` path or a ``ScalingFit`` from
+    ``load_fit``): then that law drives the compute-optimal size, the derived tokens/size, the verdicts and
+    the predicted loss, and ``optimal_fit.vs_chinchilla`` says how far its optimum is from the rule's.
     """
     data = Data(tokens=data) if isinstance(data, int | float) and not isinstance(data, bool) else (data or Data())
     if isinstance(hardware, str):
@@ -593,20 +696,25 @@ def plan(
     budget_flops = budget.to_flops(hardware)
     notes: list[str] = []
     warnings: list[str] = []
-    if fit == "hoffmann":
+    if fit_model.name == "hoffmann":
         warnings.append(HOFFMANN_WARNING)
+    fitted = fit_model.fitted  # the team's own law drives the optimum; a published fit is only reported
+    law = f"fitted law ({fit_model.source})" if fitted else f"{tokens_per_param:g} tokens/param rule"
 
     tokens = data.tokens
     if params is None:
         if budget_flops is not None and tokens is None:
-            params, tokens = optimal_by_rule(budget_flops, tokens_per_param)
-            notes.append(f"model size chosen compute-optimal for the budget ({tokens_per_param:g} tokens/param)")
+            if fitted:
+                params, tokens = fit_model.optimal(budget_flops)
+            else:
+                params, tokens = optimal_by_rule(budget_flops, tokens_per_param)
+            notes.append(f"model size chosen compute-optimal for the budget ({law})")
         elif tokens is not None and budget_flops is not None:
             params = budget_flops / (6 * tokens)
             notes.append("model size chosen so that the budget trains it on the planned tokens (C = 6ND)")
         elif tokens is not None:
-            params = tokens / tokens_per_param
-            notes.append(f"model size chosen compute-optimal for the planned tokens ({tokens_per_param:g}/param)")
+            params = fit_model.params_for(tokens) if fitted else tokens / tokens_per_param
+            notes.append(f"model size chosen compute-optimal for the planned tokens ({law})")
         else:
             raise PlanError("nothing to plan: give a model (--model/--params), tokens, or a budget")
     assert params is not None
@@ -620,14 +728,20 @@ def plan(
         elif data.base_tokens is not None:
             raise PlanError("tokens: domain-adaptive mode (base_tokens) needs the continued-training tokens")
         else:
-            tokens = tokens_per_param * params
-            notes.append(f"tokens not given: planned compute-optimal ({tokens_per_param:g} per parameter)")
+            if fitted:
+                tokens = fit_model.tokens_for(params)
+                notes.append(f"tokens not given: planned compute-optimal by the {law}")
+            else:
+                tokens = tokens_per_param * params
+                notes.append(f"tokens not given: planned compute-optimal ({tokens_per_param:g} per parameter)")
     counts = count_params(shape) if shape is not None else None
     flops = fpt * tokens
     chinchilla_c = 6 * params * tokens
     reference_c = budget_flops if budget_flops is not None else chinchilla_c
     n_rule, d_rule = optimal_by_rule(reference_c, tokens_per_param)
     n_fit, d_fit = fit_model.optimal(reference_c)
+    # the optimum the verdicts measure against: the fitted law's when the team fitted one, else the rule's
+    n_opt, d_opt, tpp_opt = (n_fit, d_fit, d_fit / n_fit) if fitted else (n_rule, d_rule, tokens_per_param)
     ratio = tokens / params
     gpu = hardware.device
     gpu_hours = flops / (gpu.peak_flops * hardware.mfu) / 3600
@@ -647,8 +761,8 @@ def plan(
         domain = _domain_section(params, tokens, data.base_tokens)
         verdicts.append(domain["verdict"])
     else:
-        verdicts.append(_training_verdict(ratio, params, tokens, n_rule, d_rule, tokens_per_param, fit_model))
-    data_section = _data_section(tokens, data.unique_tokens, d_rule, params, tokens_per_param)
+        verdicts.append(_training_verdict(ratio, params, tokens, n_opt, d_opt, tpp_opt, fit_model))
+    data_section = _data_section(tokens, data.unique_tokens, d_opt, params, tpp_opt)
     verdicts.extend(data_section.pop("verdicts"))
     if budget_flops is not None and flops > budget_flops * 1.01:
         verdicts.append(f"over budget: the plan needs {flops:.3g} FLOPs, the budget is {budget_flops:.3g}")
@@ -657,7 +771,17 @@ def plan(
             f"does not fit: {memory.per_gpu_gib:.1f} GiB per GPU > {memory.usable_bytes / GIB:.1f} GiB usable on "
             f"{gpu.name}; cheapest fix: {memory.suggestion}"
         )
-    notes.append(LOSS_CAVEAT)
+    if fitted:
+        span = fit_model.compute_range
+        if span is not None and not (span[0] / 1.01 <= reference_c <= span[1] * 1.01):
+            factor = reference_c / span[1] if reference_c > span[1] else span[0] / reference_c
+            warnings.append(
+                f"extrapolation: the plan's compute {reference_c:.3g} FLOPs lies {factor:,.3g}× outside the runs the "
+                f"law was fitted on ({span[0]:.3g}–{span[1]:.3g} FLOPs); its optimum and loss there are a forecast"
+            )
+        notes.append(FITTED_LOSS_CAVEAT)
+    else:
+        notes.append(LOSS_CAVEAT)
     model_info: dict[str, Any] = {"name": shape.name if shape else None, "source": shape.source if shape else None}
     if shape is not None:
         model_info["shape"] = {k: v for k, v in shape.to_dict().items() if k not in ("name", "source")}
@@ -685,7 +809,17 @@ def plan(
             "params": n_fit,
             "tokens": d_fit,
             "loss": fit_model.loss(n_fit, d_fit),
+            "path": fit_model.path,
+            "law": fit_model.constants(),
+            "tokens_per_param": d_fit / n_fit,
+            "vs_chinchilla": {
+                "method": f"{tokens_per_param:g} tokens/param",
+                "params_ratio": n_fit / n_rule,
+                "tokens_ratio": d_fit / d_rule,
+                "tokens_per_param_ratio": (d_fit / n_fit) / tokens_per_param,
+            },
         },
+        law_used=law,
         predicted_loss=fit_model.loss(params, tokens),
         memory=memory,
         gpu={"name": gpu.name, "bf16_tflops": gpu.bf16_tflops, "memory_gib": gpu.memory_gib},
@@ -709,14 +843,14 @@ def _training_verdict(
     low, high = tpp / OPTIMAL_BAND, tpp * OPTIMAL_BAND
     if ratio < low:
         return (
-            f"under-trained: {ratio:,.1f} tokens/param (compute-optimal ≈ {tpp:g}); the same compute trains a "
+            f"under-trained: {ratio:,.1f} tokens/param (compute-optimal ≈ {tpp:.3g}); the same compute trains a "
             f"{human(n_opt)} model on {human(d_opt)} tokens to a lower loss "
             f"({fit.name} fit: {fit.loss(n_opt, d_opt):.3f} vs {fit.loss(params, tokens):.3f})"
         )
     if ratio <= high:
-        return f"compute-optimal: {ratio:,.1f} tokens/param (within {low:.1f}–{high:.0f} around {tpp:g})"
+        return f"compute-optimal: {ratio:,.1f} tokens/param (within {low:.1f}–{high:.0f} around {tpp:.3g})"
     return (
-        f"over-trained: {ratio:,.0f} tokens/param, past compute-optimal ({tpp:g}); a smaller model trained longer "
+        f"over-trained: {ratio:,.0f} tokens/param, past compute-optimal ({tpp:.3g}); a smaller model trained longer "
         "costs more to train but less to serve — inference-optimal when serving volume is large"
     )
 
@@ -737,7 +871,7 @@ def _data_section(tokens: float, unique: float | None, d_opt: float, params: flo
         )
         section["verdicts"].append(
             f"data-limited: {human(unique)} unique tokens, but {why} "
-            f"({human(tpp * params)} for {human(params)} parameters at {tpp:g}/param)"
+            f"({human(tpp * params)} for {human(params)} parameters at {tpp:.3g}/param)"
         )
     if epochs > 1:
         section["verdicts"].append(f"repeats data: {epochs:.2f} epochs over {human(unique)} unique tokens")
@@ -825,8 +959,24 @@ def _options_model():
         attention: Attention = "sdpa"
         precision: Precision = "amp"
         convention: Convention = "palm"
-        fit: Literal["epoch", "hoffmann"] = "epoch"
+        fit: str = "epoch"  # epoch, hoffmann, or a fit.json from `tokenmill scaling fit`
         tokens_per_param: float = TOKENS_PER_PARAM
+
+        @field_validator("fit")
+        @classmethod
+        def _fit_name_or_file(cls, value: str) -> str:
+            if value in FITS:
+                return value
+            if looks_like_fit_path(value):
+                # read now: a recipe with a broken fit.json fails when it is loaded, not after curation
+                try:
+                    load_fit(value)
+                except PlanError as error:
+                    raise ValueError(str(error).removeprefix("fit: ")) from None
+                return value
+            raise ValueError(
+                f"{value!r} is not one of {', '.join(FITS)}, nor a {FIT_FILE} path (tokenmill scaling fit)"
+            )
 
         @field_validator("params", "tokens", "unique_tokens", "base_tokens", "min_tokens", "flops", mode="before")
         @classmethod
@@ -917,8 +1067,10 @@ def load_plan_options(path: str | Path, overrides: dict[str, Any] | None = None)
     section = data.get("plan") if isinstance(data, dict) else None
     if not isinstance(section, dict):
         raise PlanError(f"{path}: needs a top-level 'plan:' mapping of plan options (see docs/plan.md)")
-    for key in ("model", "manifest"):
+    for key in ("model", "manifest", "fit"):
         value = section.get(key)
+        if key == "fit" and value in FITS:
+            continue  # a published fit's name, not a file
         if isinstance(value, str) and not Path(value).is_absolute() and (path.parent / value).exists():
             section[key] = str(path.parent / value)
     section.update(overrides or {})
@@ -944,6 +1096,7 @@ __all__ = [
     "PlanOptions",
     "ScalingFit",
     "check",
+    "load_fit",
     "compute_optimal",
     "count_params",
     "estimate_memory",

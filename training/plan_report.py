@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from training.budget import FITS, LOSS_CAVEAT, Plan, check, human
+from training.budget import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, Plan, ScalingFit, check, human
 from training.gpus import GIB
 
 PNG_NAME = "plots/plan.png"
@@ -54,9 +54,12 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
     if plan.budget_flops is not None:
         lines.append(f"| budget | {human(plan.budget_flops, 'flops')} FLOPs |")
     opt, fit = plan.optimal, plan.optimal_fit
+    caveat = FITTED_LOSS_CAVEAT if fit.get("path") else LOSS_CAVEAT
     lines += [
         "",
         f"## Compute-optimal for {human(opt['flops'], 'flops')} FLOPs (C = 6ND)",
+        "",
+        f"Optimum and verdicts from: **{plan.law_used}**.",
         "",
         "| method | N* | D* | tokens/param |",
         "|---|---|---|---|",
@@ -65,8 +68,19 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
         f"| {fit['fit']} fit ({fit['source']}) | {human(fit['params'])} | {human(fit['tokens'])} | "
         f"{fit['tokens'] / fit['params']:.1f} |",
         "",
+    ]
+    if fit.get("path"):
+        law, vs = fit["law"], fit["vs_chinchilla"]
+        lines += [
+            f"Fitted law: L = {law['E']:.4g} + {law['A']:.4g}/N^{law['alpha']:.4f} + "
+            f"{law['B']:.4g}/D^{law['beta']:.4f}. "
+            f"Its optimum is {vs['params_ratio']:.2f}× Chinchilla's N* and {vs['tokens_ratio']:.2f}× its D* "
+            f"({fit['tokens_per_param']:.1f} vs {opt['tokens'] / opt['params']:.0f} tokens/param).",
+            "",
+        ]
+    lines += [
         f"Predicted loss ({fit['fit']} fit): plan {plan.predicted_loss:.3f}, compute-optimal {fit['loss']:.3f}. "
-        f"{LOSS_CAVEAT}",
+        f"{caveat}",
         "",
         "## Memory per GPU",
         "",
@@ -109,7 +123,7 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
         ]
     if png:
         lines += ["## Where the plan sits", "", f"![plan]({png})", ""]
-    notes = [n for n in plan.notes if n != LOSS_CAVEAT]
+    notes = [n for n in plan.notes if n not in (LOSS_CAVEAT, FITTED_LOSS_CAVEAT)]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(lines)
@@ -123,7 +137,7 @@ def plot_plan(plan: Plan, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fit = FITS[plan.optimal_fit["fit"]]
+    fit = ScalingFit(plan.optimal_fit["fit"], **plan.optimal_fit["law"], source=plan.optimal_fit["source"])
     c_ref = plan.optimal["flops"]
     n_points = [plan.params, plan.optimal["params"], plan.optimal_fit["params"]]
     d_points = [plan.tokens, plan.optimal["tokens"], plan.optimal_fit["tokens"]]

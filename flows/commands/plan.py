@@ -44,7 +44,11 @@ def plan_command(
     ),
     attention: str | None = typer.Option(None, help="sdpa (default; stores no s×s scores) or eager"),
     convention: str | None = typer.Option(None, help="FLOPs/token: palm (6N+12LHQT, default), causal, 6n"),
-    fit: str | None = typer.Option(None, help="scaling fit: epoch (default) or hoffmann"),
+    fit: str | None = typer.Option(
+        None,
+        help="scaling law: epoch (default) or hoffmann (published, reported beside the 20 tokens/param rule), or "
+        "a fit.json from `tokenmill scaling fit` (your law then sets the optimum, loss and verdicts)",
+    ),
     tokens_per_param: float | None = typer.Option(None, help="compute-optimal rule (default 20)"),
     output: Path | None = typer.Option(None, help="write plan.json, plan.md and plots/plan.png here"),
     as_json: bool = typer.Option(False, "--json", help="print the plan as JSON (fields: docs/plan.md)"),
@@ -164,7 +168,18 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
             f"{memory.micro_batch}×{memory.seq_len})",
         ),
         ("predicted loss", f"{result.predicted_loss:.3f} ({result.optimal_fit['fit']} fit; comparison only)"),
+        ("law", result.law_used),
     ]
+    fit = result.optimal_fit
+    if fit.get("path"):
+        vs = fit["vs_chinchilla"]
+        rows.append(
+            (
+                "vs Chinchilla",
+                f"fitted N* = {vs['params_ratio']:.2f}× and D* = {vs['tokens_ratio']:.2f}× the {vs['method']} rule's "
+                f"({fit['tokens_per_param']:.1f} tokens/param)",
+            )
+        )
     for key, value in rows:
         table.add_row(f"[bold]{key}[/bold]", value)
     console.print(table)
