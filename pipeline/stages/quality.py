@@ -52,6 +52,7 @@ from pipeline.config_base import StrictModel
 from pipeline.text import (
     NO_SPACE_LANGUAGES,
     count_sentences,
+    has_word_char,
     line_words,
     split_lines,
     split_paragraphs,
@@ -85,7 +86,32 @@ STOP_WORDS: dict[str, list[str]] = {
     "tr": ["ve", "bir", "bu", "da", "de", "için", "ile", "olarak", "çok", "daha", "gibi"],
     "ar": ["في", "من", "على", "إلى", "أن", "عن", "هذا", "هذه", "التي", "الذي", "مع", "كان", "ما", "لا"],
     "hi": ["का", "की", "के", "है", "में", "और", "से", "को", "यह", "पर", "हैं", "एक"],
-    "ko": ["수", "있다", "있는", "그", "및", "등", "또한", "그리고", "하는", "한다", "것이다", "있습니다"],
+    "ko": [
+        "수",
+        "있다",
+        "있는",
+        "그",
+        "및",
+        "등",
+        "또한",
+        "그리고",
+        "하는",
+        "한다",
+        "것이다",
+        "있습니다",
+        "또는",
+        "모든",
+        "이",
+        "것",
+        "위해",
+        "대한",
+        "통해",
+        "같은",
+        "다른",
+        "없는",
+        "합니다",
+        "때",
+    ],
     "da": ["og", "i", "at", "er", "det", "en", "til", "af", "på", "med", "for", "som", "den", "de", "ikke", "har"],
     "no": ["og", "i", "er", "det", "på", "til", "en", "av", "for", "som", "med", "at", "ikke", "har", "den", "å"],
     "nn": ["og", "i", "er", "det", "på", "til", "ein", "av", "for", "som", "med", "ikkje", "har", "den", "å"],
@@ -576,8 +602,9 @@ _BLANK_LINES = re.compile(r"\n[^\S\n]*\n\s*")
 
 def gopher_repetition(doc: _Text, cfg: GopherRepetitionConfig, metrics: dict[str, Any]) -> Failure | None:
     """Gopher's repetition rules (appendix A, table A1). Paper mode: paragraphs are the blocks between blank
-    lines, lines the non-blank lines (stripped), words whitespace-separated, and repeated n-gram characters
-    are counted once however many repeats overlap them. Compat: datatrove's splits and left-to-right skip."""
+    lines, lines the stripped lines that hold a letter or digit, words whitespace-separated, and repeated
+    n-gram characters are counted once however many repeats overlap them. Compat: datatrove's splits and
+    left-to-right skip."""
     text = doc.text
     size = len(text) or 1
     if doc.compat:
@@ -590,7 +617,10 @@ def gopher_repetition(doc: _Text, cfg: GopherRepetitionConfig, metrics: dict[str
     if cfg.dup_para_char_frac is not None and dup_chars / size > cfg.dup_para_char_frac:
         return "dup_para_char_frac", dup_chars / size
 
-    lines = split_lines(text) if doc.compat else ([line for line in map(str.strip, text.split("\n")) if line] or [""])
+    if doc.compat:
+        lines = split_lines(text)
+    else:  # the lines of text: a line of only punctuation ('|', '-----') is layout, not a line that can repeat
+        lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)] or [""]
     dups, dup_chars = find_duplicates(lines)
     metrics["dup_line_frac"] = round(dups / len(lines), 4)
     if cfg.dup_line_frac is not None and dups / len(lines) > cfg.dup_line_frac:
