@@ -26,6 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import filterfalse
 
 import regex
 
@@ -316,9 +317,8 @@ def normalize_text(text: str) -> str:
 # ---------------------------------------------------------------- whitespace words (the papers' definition)
 
 _WS_WORD_RE = re.compile(rf"[{_CJK}]{{1,2}}|[{_SEA}]{{1,3}}|[^\s{_CJK}{_SEA}]+")
-# a whitespace-separated token with at least one letter or digit (leading marks such as '(' or '"' included)
-_WS_WORDISH_RE = re.compile(r"(?:[^\s\w]|_)*[^\W_]\S*")
 _WORD_CHAR_RE = re.compile(r"[^\W_]")
+_HAS_WORD_CHAR = _WORD_CHAR_RE.search
 
 
 def whitespace_words(text: str) -> list[str]:
@@ -330,11 +330,16 @@ def whitespace_words(text: str) -> list[str]:
 
     Extension for scripts the papers never saw: runs of Han/kana are cut into 2-character units and Thai,
     Lao, Khmer, Myanmar into 3-character units (as ``split_words`` does), so "50 words" means about as much
-    text in Chinese as in English. One C-level regex scan.
+    text in Chinese as in English.
     """
     if has_no_space_script(text):
         return [w for w in _WS_WORD_RE.findall(text) if _WORD_CHAR_RE.search(w)]
-    return _WS_WORDISH_RE.findall(text)
+    words = text.split()
+    # most tokens are plain words (isalnum); the rest need one C-level search each, and a token of only
+    # punctuation is rare enough that the list is rebuilt only when there is one
+    if all(map(_HAS_WORD_CHAR, filterfalse(str.isalnum, words))):
+        return words
+    return [w for w in words if w.isalnum() or _HAS_WORD_CHAR(w)]
 
 
 def has_word_char(line: str) -> bool:
