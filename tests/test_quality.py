@@ -158,6 +158,17 @@ def test_chinese_keyword_list_fails_stop_words_only_for_chinese() -> None:
     assert verdict.failure is None and "gopher_enough_stop_words" in verdict.skipped
 
 
+def test_korean_stop_words_are_particles_found_inside_words() -> None:
+    # Korean glues particles to nouns ("도서관이", "책을"): whole-word matching would find none in real prose
+    config = only(gopher_quality=GopherQualityConfig())
+    failure, _, metrics = judge(ARTICLES["ko"], config, "ko")
+    assert failure is None and metrics["stop_words"] >= 5
+    nouns = ["컴퓨터", "노트북", "휴대폰", "이어폰", "충전기", "키보드", "마우스", "모니터", "카메라", "스피커"]
+    rng = random.Random(4)
+    spam = "\n".join(" ".join(rng.sample(nouns, 8)) for _ in range(12))
+    assert judge(spam, config, "ko")[0] == ("gopher_enough_stop_words", 0)
+
+
 # ---------------------------------------------------------------- each rule fires on a crafted page
 
 SHORT_WORDS = [

@@ -86,32 +86,9 @@ STOP_WORDS: dict[str, list[str]] = {
     "tr": ["ve", "bir", "bu", "da", "de", "için", "ile", "olarak", "çok", "daha", "gibi"],
     "ar": ["في", "من", "على", "إلى", "أن", "عن", "هذا", "هذه", "التي", "الذي", "مع", "كان", "ما", "لا"],
     "hi": ["का", "की", "के", "है", "में", "और", "से", "को", "यह", "पर", "हैं", "एक"],
-    "ko": [
-        "수",
-        "있다",
-        "있는",
-        "그",
-        "및",
-        "등",
-        "또한",
-        "그리고",
-        "하는",
-        "한다",
-        "것이다",
-        "있습니다",
-        "또는",
-        "모든",
-        "이",
-        "것",
-        "위해",
-        "대한",
-        "통해",
-        "같은",
-        "다른",
-        "없는",
-        "합니다",
-        "때",
-    ],
+    # Korean glues words with particles and endings, so its commonest function morphemes are matched as
+    # substrings (는 를 에서 으로 하는 …), as for Chinese and Japanese; a list of nouns has none of them
+    "ko": ["는", "를", "에서", "으로", "에게", "하는", "있는", "한다", "합니다", "니다", "하고", "및", "또는", "것"],
     "da": ["og", "i", "at", "er", "det", "en", "til", "af", "på", "med", "for", "som", "den", "de", "ikke", "har"],
     "no": ["og", "i", "er", "det", "på", "til", "en", "av", "for", "som", "med", "at", "ikke", "har", "den", "å"],
     "nn": ["og", "i", "er", "det", "på", "til", "ein", "av", "for", "som", "med", "ikkje", "har", "den", "å"],
@@ -159,6 +136,8 @@ STOP_WORDS: dict[str, list[str]] = {
     "ja": ["の", "に", "は", "を", "が", "で", "て", "と", "た", "し", "です", "ます", "こと"],
     "yue": ["嘅", "係", "唔", "喺", "咗", "佢", "啲", "的", "是", "有", "就", "都", "了"],
 }
+#: languages whose stop words are looked for as substrings: no spaces between words, or particles glued on
+SUBSTRING_STOP_WORD_LANGUAGES = NO_SPACE_LANGUAGES | {"ko"}
 #: languages with no sentence-final punctuation in their script (sentences are separated by spaces):
 #: C4's terminal-punctuation and sentence rules and FineWeb's line-punctuation rule are skipped for them.
 NO_SENTENCE_MARK_LANGUAGES = frozenset({"th", "lo"})
@@ -192,7 +171,7 @@ class _StopWords:
 
     def __init__(self, language: str, words: list[str]):
         self.words = sorted({unicodedata.normalize("NFC", w).lower() for w in words})
-        self.substring = language in NO_SPACE_LANGUAGES
+        self.substring = language in SUBSTRING_STOP_WORD_LANGUAGES
         edge = r"[\p{L}\p{M}\p{N}]"
         self.patterns = [regex.compile(rf"(?<!{edge}){regex.escape(w)}(?!{edge})") for w in self.words]
 
@@ -585,7 +564,7 @@ def _gopher_quality_datatrove(doc: _Text, cfg: GopherQualityConfig, metrics: dic
     if cfg.min_stop_words is not None and doc.language is not None:
         stop_words = cfg.stop_words.get(doc.language, STOP_WORDS.get(doc.language))
         if stop_words:
-            if doc.language in NO_SPACE_LANGUAGES:
+            if doc.language in SUBSTRING_STOP_WORD_LANGUAGES:
                 found = sum(1 for w in set(stop_words) if w in text)
             else:
                 found = len(set(stop_words).intersection(words))
