@@ -40,7 +40,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import compress, filterfalse
+from itertools import compress, filterfalse, repeat
 from typing import Any, Literal
 
 import regex
@@ -332,6 +332,11 @@ class _Text:
             else:
                 self._words = whitespace_words(self.text)
         return self._words
+
+    @property
+    def cached_line_tokens(self) -> list[list[str]] | None:
+        """``line_tokens`` if they were computed already, without computing them."""
+        return self._line_tokens
 
     def replace(self, text: str, line_tokens: list[list[str]] | None = None) -> None:
         if text != self.text:
@@ -647,7 +652,12 @@ class _C4Rules:
         min_sentences = None if no_marks else cfg.min_num_sentences
         if no_marks and (cfg.filter_no_terminal_punct or cfg.min_num_sentences is not None):
             doc.skip(_SKIP_C4_PUNCT)
-        for raw, tokens in zip(doc.text.splitlines(), doc.line_tokens, strict=True):
+        # tokens are only needed to count sentences: reuse them when compat's word count already split the
+        # lines, otherwise split only the lines that survive the line filters
+        lines = doc.text.splitlines()
+        cached = doc.cached_line_tokens
+        complete = True
+        for raw, tokens in zip(lines, cached if cached is not None else repeat(None, len(lines)), strict=True):
             line = original = raw.strip()
             max_len = cfg.max_word_length
             if max_len is not None and len(line) > max_len and line_words(line)[1] > max_len:
@@ -655,7 +665,7 @@ class _C4Rules:
             if cfg.remove_citations and "[" in line:
                 cleaned = self.citation_re.sub("", line)
                 if cleaned != line:
-                    line, tokens = cleaned, split_words(cleaned)
+                    line, tokens = cleaned, None
             if terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("...")):
                 continue
             # C4's code counts the words after removing citations, datatrove before
@@ -672,15 +682,18 @@ class _C4Rules:
             if cfg.filter_policy and any(p in lowered for p in self.policy):
                 continue
             if min_sentences is not None:
+                if tokens is None:
+                    tokens = split_words(line)
                 sentences += count_sentences(tokens, self.sentence_end)
             kept.append(line)
             kept_tokens.append(tokens)
+            complete = complete and tokens is not None
         metrics["c4_sentences"] = sentences
         if min_sentences is not None and sentences < min_sentences:
             return "c4_too_few_sentences", float(sentences)
         if cfg.rewrite_text:
             # kept lines are stripped and non-empty, so they are exactly the new text's lines
-            doc.replace("\n".join(kept), kept_tokens)
+            doc.replace("\n".join(kept), kept_tokens if complete else None)
         return None
 
 
