@@ -26,6 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import filterfalse
 
 import regex
 
@@ -253,3 +254,104 @@ def lid_units(text: str, min_chars: int = 40, max_chars: int | None = None) -> l
         else:
             units.append(" ".join(pending))
     return units
+
+
+# ---------------------------------------------------------------- Unicode normalisation after extraction
+
+#: characters with no width that only change rendering or hyphenation: soft hyphen, Arabic letter mark,
+#: Mongolian vowel separator, zero-width space, left-to-right/right-to-left marks, bidi embeddings and
+#: isolates, word joiner, invisible math operators, deprecated format controls, BOM / zero-width no-break space.
+#: U+200C/U+200D (zero-width non-joiner / joiner) are kept: they spell Persian and Indic words and emoji.
+INVISIBLE_CHARS = (
+    "\u00ad\u061c\u180e\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
+)
+
+
+#: the space separators (Unicode category Zs) other than U+0020; a test checks the list against ``unicodedata``
+SPACE_CHARS = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+
+
+def _normalise_table() -> dict[int, str | None]:
+    table: dict[int, str | None] = {ord(ch): None for ch in INVISIBLE_CHARS}
+    table.update({ord(ch): " " for ch in SPACE_CHARS})
+    # every other line break str.splitlines() knows, so that split("\n") and splitlines() see the same lines
+    table.update({0x0B: "\n", 0x0C: "\n", 0x1C: "\n", 0x1D: "\n", 0x1E: "\n", 0x85: "\n"})
+    table.update({0x2028: "\n", 0x2029: "\n\n", 0x0D: "\n"})
+    return table
+
+
+_NORMALISE_TABLE = _normalise_table()
+_NORMALISE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_NORMALISE_TABLE)) + "]")
+
+
+def normalize_text(text: str) -> str:
+    """Text with Unicode spaces made ASCII spaces, invisible characters removed and line breaks made ``\\n``,
+    in NFC. Run once on every document, right after extraction (and on text inputs, which skip extraction).
+
+    * every space separator (category Zs: U+00A0 from ``&nbsp;``, U+2000–U+200A, U+202F, U+205F, U+3000 …)
+      becomes U+0020, so that a page whose words are joined by NBSPs has words;
+    * zero-width and bidi format characters (``INVISIBLE_CHARS``: soft hyphen, U+200B, U+2060, U+FEFF …)
+      are deleted: ``the\\u200b`` must be the word ``the``;
+    * ``\\r\\n``, ``\\r``, U+2028, U+0085, form and vertical feeds become ``\\n`` (U+2029 a blank line), so the
+      rules that split on ``\\n`` and those that use ``str.splitlines()`` agree on the lines;
+    * NFC composes ``e`` + U+0301 into ``é``, so stop words and duplicates compare equal however typed.
+
+    Why this and not a library: the table comes from the stdlib's ``unicodedata`` (all Zs characters),
+    applied with ``str.translate`` only when a search finds something to change (most pages: one C-level scan).
+    NFKC would also do the spaces but rewrites full-width letters, ligatures and superscripts (``x²`` → ``x2``),
+    changing the text the user keeps; ftfy's ``fix_text`` leaves U+200B and soft hyphens in and also
+    re-decodes mojibake and straightens quotes, which is not this stage's job.
+    """
+    if text.isascii():
+        if "\r" in text or "\x0b" in text or "\x0c" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text:
+            text = text.replace("\r\n", "\n").translate(_NORMALISE_TABLE)
+        return text
+    if _NORMALISE_RE.search(text) is not None:
+        text = text.replace("\r\n", "\n").translate(_NORMALISE_TABLE)
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text
+
+
+# ---------------------------------------------------------------- whitespace words (the papers' definition)
+
+_WS_WORD_RE = re.compile(rf"[{_CJK}]{{1,2}}|[{_SEA}]{{1,3}}|[^\s{_CJK}{_SEA}]+")
+_WORD_CHAR_RE = re.compile(r"[^\W_]")
+_HAS_WORD_CHAR = _WORD_CHAR_RE.search
+
+
+def whitespace_words(text: str) -> list[str]:
+    """Words as Gopher (Rae et al. 2021) and C4 (``line.split()``) count them: whitespace-separated tokens, so
+    ``"end."``, ``"(see"`` and ``"3.5"`` are words and punctuation is not split off. A token made only of
+    punctuation or symbols (``—``, ``|``, ``•``, ``*``, ``-``) is a mark between words, not a word: with it
+    counted, pydoc's ``|`` gutter or a dash used as a parenthesis would make prose fail the
+    80 %-of-words-have-a-letter rule; tables of numbers still fail it (a number is a word without a letter).
+
+    Extension for scripts the papers never saw: runs of Han/kana are cut into 2-character units and Thai,
+    Lao, Khmer, Myanmar into 3-character units (as ``split_words`` does), so "50 words" means about as much
+    text in Chinese as in English.
+    """
+    if has_no_space_script(text):
+        return [w for w in _WS_WORD_RE.findall(text) if _WORD_CHAR_RE.search(w)]
+    words = text.split()
+    # most tokens are plain words (isalnum); the rest need one C-level search each, and a token of only
+    # punctuation is rare enough that the list is rebuilt only when there is one
+    if all(map(_HAS_WORD_CHAR, filterfalse(str.isalnum, words))):
+        return words
+    return [w for w in words if w.isalnum() or _HAS_WORD_CHAR(w)]
+
+
+def has_word_char(line: str) -> bool:
+    """Whether a line holds a letter or digit (a line of only ``|`` or ``-----`` is layout, not text)."""
+    return _WORD_CHAR_RE.search(line) is not None
+
+
+def unspaced_units(text: str) -> tuple[int, int]:
+    """(count, characters) of the no-space-script units and Hangul words in ``text``: the words whose length
+    says nothing about junk, which the average-word-length rule leaves out."""
+    if text.isascii():
+        return 0, 0
+    units = _NOSPACE_UNIT_RE.findall(text) if _NOSPACE_RE.search(text) else []
+    hangul = _HANGUL_WORD_RE.findall(text) if _HANGUL_RE.search(text) else []
+    return len(units) + len(hangul), sum(map(len, units)) + sum(map(len, hangul))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,66 @@ def test_extractor_failures_are_counted_drops(tmp_path: Path, monkeypatch: pytes
     assert rows["raise"]["rule"] == "extraction_error" and "parser gave up" in rows["raise"]["error"]
     assert rows["die"]["rule"] == "extraction_error"
     assert rows["hang"]["rule"] == "extraction_timeout"
+
+
+def _licence_text() -> str:
+    """An English licence no one here wrote: the GPL from Debian's common-licenses, else pydoc's help on str."""
+    for path in ("/usr/share/common-licenses/GPL-3", "/usr/share/common-licenses/GPL-2"):
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+    import pydoc
+
+    return pydoc.plaintext.document(str)
+
+
+def test_unicode_spaces_and_invisible_characters_are_normalised_once(tmp_path: Path) -> None:
+    from pipeline.stages.quality import QualityConfig, QualityStage
+
+    licence = _licence_text()
+    paragraphs = [p for p in licence.split("\n\n") if p.strip()][:40]
+    # the way HTML writers keep words together: &nbsp; between words, &shy; inside them, a zero-width space
+    html_body = "".join(
+        "<p>" + p.replace(" ", "&nbsp;", 3).replace("ion", "i&shy;on").replace(". ", ".&#8203; ") + "</p>"
+        for p in paragraphs
+    )
+    # a text input exported with NBSPs, CRLF, a BOM and soft hyphens (here inside every stop word)
+    hyphenated = re.sub(
+        r"\b(the|be|to|of|and|that|have|with)\b",
+        lambda m: m[0][0] + "\u00ad" + m[0][1:],
+        "\n\n".join(paragraphs),
+        flags=re.I,
+    )
+    text_input = "\ufeff" + hyphenated.replace(" ", "\u00a0").replace("\n", "\r\n")
+    docs = [
+        html_doc("licence.html", "<html><body>" + html_body + "</body></html>"),
+        Document(text=text_input, id="licence.txt", metadata={"source": "web", "format": "text"}),
+    ]
+    stage = ExtractStage(drops_dir=str(tmp_path))
+    kept = run_stage(stage, docs)
+    assert [d.id for d in kept] == ["licence.html", "licence.txt"]
+    for doc in kept:
+        assert not set(doc.text) & set("\u00a0\u00ad\u200b\ufeff\r"), doc.id
+        # the English licence passes the stop-word rule (and every Gopher rule) once normalised
+        verdict = QualityStage(QualityConfig(gopher_repetition=None, c4=None, fineweb=None)).assess(doc.text, "en")
+        assert verdict.failure is None and verdict.metrics["stop_words"] >= 2, (doc.id, verdict)
+    assert stage.stats.to_dict()["stats"]["normalised"] == 2
+    # without normalisation the same text input has no stop word left: the rule would drop an English licence
+    raw = QualityStage(QualityConfig(gopher_repetition=None, c4=None, fineweb=None)).assess(text_input, "en")
+    assert raw.failure == ("gopher_enough_stop_words", 0)
+
+
+def test_normalize_text_contract() -> None:
+    import unicodedata
+
+    from pipeline.text import SPACE_CHARS, normalize_text
+
+    unicode_spaces = "".join(chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Zs" and c != 0x20)
+    assert unicode_spaces == SPACE_CHARS
+    assert normalize_text("a\u00a0b\u2009c\u3000d\u202fe") == "a b c d e"
+    assert normalize_text("soft\u00adhyphen zero\u200bwidth \ufeffbom \u200eltr") == "softhyphen zerowidth bom ltr"
+    assert normalize_text("one\r\ntwo\rthree\u2028four\u2029five\x0csix") == "one\ntwo\nthree\nfour\n\nfive\nsix"
+    assert normalize_text("cafe\u0301") == "café"  # NFC
+    # kept: ZWNJ/ZWJ spell Persian and Indic words and emoji; full-width and superscript forms are not rewritten
+    for kept in ("می\u200cخواهم", "क्\u200dष", "ＡＢＣ x²", "plain ascii\ttext\n"):
+        assert normalize_text(kept) == kept

@@ -85,6 +85,9 @@ EN = ARTICLES["en"]
 EN_SENTENCES = re.findall(r"[^.!?]+[.!?]", EN.split("\n\n", 1)[1].replace("\n", " "))
 
 
+_OFF_BUT_C4 = {"gopher_quality": None, "gopher_repetition": None, "fineweb": None}
+
+
 def only(**families: object) -> QualityConfig:
     """A config with just the named rule families switched on."""
     off = {"gopher_quality": None, "gopher_repetition": None, "c4": None, "fineweb": None}
@@ -150,7 +153,20 @@ def test_chinese_keyword_list_fails_stop_words_only_for_chinese() -> None:
     text = "。".join("".join(rng.sample(words, 6)) for _ in range(30)) + "。"
     config = only(gopher_quality=GopherQualityConfig())
     assert judge(text, config, "zh")[0][0] == "gopher_enough_stop_words"
-    assert judge(text, config, "sw")[0] is None  # no list for Swahili: the rule is skipped, not failed
+    # no list for Quechua: the rule is skipped with a note, not failed
+    verdict = QualityStage(config).assess(text, "qu")
+    assert verdict.failure is None and "gopher_enough_stop_words" in verdict.skipped
+
+
+def test_korean_stop_words_are_particles_found_inside_words() -> None:
+    # Korean glues particles to nouns ("도서관이", "책을"): whole-word matching would find none in real prose
+    config = only(gopher_quality=GopherQualityConfig())
+    failure, _, metrics = judge(ARTICLES["ko"], config, "ko")
+    assert failure is None and metrics["stop_words"] >= 5
+    nouns = ["컴퓨터", "노트북", "휴대폰", "이어폰", "충전기", "키보드", "마우스", "모니터", "카메라", "스피커"]
+    rng = random.Random(4)
+    spam = "\n".join(" ".join(rng.sample(nouns, 8)) for _ in range(12))
+    assert judge(spam, config, "ko")[0] == ("gopher_enough_stop_words", 0)
 
 
 # ---------------------------------------------------------------- each rule fires on a crafted page
@@ -266,7 +282,13 @@ def test_c4_rules_fire_and_rewrite_lines() -> None:
         1.0,
     )
     assert judge(body + "\nSet the {name} field in the template.", config)[0][0] == "c4_curly_bracket"
-    assert judge(" ".join(EN_SENTENCES[:4]), config)[0] == ("c4_too_few_sentences", 4.0)
+    # C4 (paper and code): fewer than 3 sentences; datatrove's default is 5
+    assert judge(" ".join(EN_SENTENCES[:2]), config)[0] == ("c4_too_few_sentences", 2.0)
+    assert judge(" ".join(EN_SENTENCES[:4]), config)[0] is None
+    assert judge(" ".join(EN_SENTENCES[:4]), QualityConfig(compat="datatrove", **_OFF_BUT_C4))[0] == (
+        "c4_too_few_sentences",
+        4.0,
+    )
 
     page = "\n".join(
         [
@@ -308,7 +330,8 @@ def test_c4_rules_fire_and_rewrite_lines() -> None:
     ids=["zh", "ar", "hi"],
 )
 def test_c4_accepts_terminal_marks_of_other_scripts(lines: list[str]) -> None:
-    failure, rewritten, metrics = judge("\n".join(lines), only(c4=C4Config()))
+    # short sentences: C4's 5-words-per-line rule would remove some, so it is lowered to 3 here
+    failure, rewritten, metrics = judge("\n".join(lines), only(c4=C4Config(min_words_per_line=3)))
     assert failure is None and metrics["c4_sentences"] == 5
     assert rewritten.split("\n") == lines
 
@@ -326,21 +349,24 @@ def test_fineweb_rules_fire() -> None:
     cases = {
         "fineweb_line_punct_ratio": "\n".join(f"{w} and more text here" for w in LONG_WORDS * 4),
         "fineweb_short_line_ratio": "\n".join([f"Item number {i} is here." for i in range(20)] + body_lines[:3]),
-        "fineweb_char_dup_ratio": "\n".join(body_lines + [body_lines[0]]),
+        "fineweb_char_dup_ratio": "\n".join(body_lines + body_lines[:2]),  # >= 10 % of characters (paper)
         "fineweb_list_ratio": "\n".join(
             long_pairs + ["Extraordinary telecommunications.", "Remarkable responsibilities."]
         ),
     }
     for rule, text in cases.items():
-        failure, _, _ = judge(text, config)
+        # the list-ratio rule is datatrove's, not FineWeb's: off by default, on with a threshold or under compat
+        rule_config = only(fineweb=FineWebConfig(new_line_ratio=0.3)) if rule == "fineweb_list_ratio" else config
+        failure, _, _ = judge(text, rule_config)
         assert failure is not None and failure[0] == rule, (rule, failure)
+    assert judge(cases["fineweb_list_ratio"], config)[0] is None
     assert judge("\n".join(body_lines), config)[0] is None
 
 
 def test_switched_off_rules_do_not_fire() -> None:
     assert judge("Too short to be a page.", only())[0] is None
     off = GopherQualityConfig(min_doc_words=None)
-    assert judge("Too short to be a page.", only(gopher_quality=off))[0][0] != "gopher_short_doc"
+    assert (judge("Too short to be a page.", only(gopher_quality=off))[0] or ("",))[0] != "gopher_short_doc"
 
 
 def test_empty_text_is_no_text() -> None:
@@ -415,7 +441,7 @@ def _defaults(cls: type) -> dict:
     }
 
 
-def test_defaults_are_datatrove_defaults() -> None:
+def test_compat_datatrove_defaults_are_datatrove_defaults() -> None:
     from datatrove.pipeline.filters import (
         C4QualityFilter,
         FineWebQualityFilter,
@@ -424,7 +450,8 @@ def test_defaults_are_datatrove_defaults() -> None:
     )
     from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS as DT_STOP_WORDS
 
-    ours = GopherQualityConfig()
+    compat = QualityConfig(compat="datatrove")
+    ours = compat.gopher_quality
     for name, value in _defaults(GopherQualityFilter).items():
         if name in {"stop_words", "exclusion_writer", "language"}:
             continue
@@ -432,7 +459,7 @@ def test_defaults_are_datatrove_defaults() -> None:
         assert mine == value, name
     assert STOP_WORDS["en"] == DT_STOP_WORDS
 
-    rep = GopherRepetitionConfig()
+    rep = compat.gopher_repetition
     for name, value in _defaults(GopherRepetitionFilter).items():
         if name in {"exclusion_writer", "language"}:
             continue
@@ -442,18 +469,47 @@ def test_defaults_are_datatrove_defaults() -> None:
             else (getattr(rep, name) == value)
         ), name
 
-    c4 = C4Config()
+    c4 = compat.c4
     for name, value in _defaults(C4QualityFilter).items():
         if name in {"exclusion_writer", "language", "split_paragraph"}:
             continue
         assert getattr(c4, name) == value, name
     assert set(c4.end_punctuation) >= {".", "?", "!", '"', "'"}
 
-    fw = FineWebConfig()
+    fw = compat.fineweb
     for name, value in _defaults(FineWebQualityFilter).items():
         if name in {"exclusion_writer", "language", "stop_chars"}:
             continue
         assert getattr(fw, name if name != "short_line_thr" else "short_line_thr") == value, name
+    # a threshold the recipe sets wins over datatrove's default; a family switched off stays off
+    mixed = QualityConfig(compat="datatrove", c4={"min_num_sentences": 2}, fineweb=None)
+    assert mixed.c4.min_num_sentences == 2 and mixed.c4.min_words_per_line == 3 and mixed.fineweb is None
+
+
+def test_default_thresholds_are_the_papers() -> None:
+    """Gopher table A1 / appendix A, C4's reference code (tensorflow_datasets c4_utils), FineWeb section 3."""
+    cfg = QualityConfig()
+    assert cfg.compat is None
+    g = cfg.gopher_quality
+    assert (g.min_doc_words, g.max_doc_words, g.min_avg_word_length, g.max_avg_word_length) == (50, 100_000, 3, 10)
+    assert (g.max_symbol_word_ratio, g.max_bullet_lines_ratio, g.max_ellipsis_lines_ratio) == (0.1, 0.9, 0.3)
+    assert (g.min_alpha_words_ratio, g.min_stop_words) == (0.8, 2)
+    assert STOP_WORDS["en"] == ["the", "be", "to", "of", "and", "that", "have", "with"]
+    r = cfg.gopher_repetition
+    assert (r.dup_line_frac, r.dup_para_frac, r.dup_line_char_frac, r.dup_para_char_frac) == (0.3, 0.3, 0.2, 0.2)
+    assert [tuple(x) for x in r.top_n_grams] == [(2, 0.2), (3, 0.18), (4, 0.16)]
+    assert [tuple(x) for x in r.dup_n_grams] == [(5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.1)]
+    c4 = cfg.c4
+    assert (c4.min_words_per_line, c4.min_num_sentences, c4.max_word_length) == (5, 3, 1000)
+    assert {".", "?", "!", '"', "”"} <= set(c4.end_punctuation) and "'" not in c4.end_punctuation
+    fw = cfg.fineweb
+    assert (fw.line_punct_thr, fw.short_line_thr, fw.short_line_length, fw.char_duplicates_ratio) == (
+        0.12,
+        0.67,
+        30,
+        0.1,
+    )
+    assert fw.new_line_ratio is None  # datatrove's list-ratio rule is not in the FineWeb paper
 
 
 def test_ngram_shortcuts_equal_datatrove_functions() -> None:
@@ -628,7 +684,7 @@ def agreement(n: int = 200, seed: int = 0) -> tuple[float, int, list[tuple[str, 
     )
 
     filters = [GopherQualityFilter(), GopherRepetitionFilter(), C4QualityFilter(), FineWebQualityFilter()]
-    stage = QualityStage()
+    stage = QualityStage(QualityConfig(compat="datatrove"))
     same, kept, differ = 0, 0, []
     for text in generated_pages(n, seed):
         doc, reason = Document(text=text, id="x"), None
@@ -646,10 +702,11 @@ def agreement(n: int = 200, seed: int = 0) -> tuple[float, int, list[tuple[str, 
     return same / n, kept, differ
 
 
-def test_decisions_agree_with_datatrove_filters() -> None:
+def test_compat_datatrove_decisions_agree_with_datatrove_filters() -> None:
+    """``quality: {compat: datatrove}`` makes datatrove 0.10.1's keep/drop decisions."""
     pytest.importorskip("spacy")  # datatrove splits English words with a blank spaCy pipeline
     share, kept, differ = agreement(200)
-    print(f"agreement with datatrove: {share:.1%} of 200 pages ({kept} kept by datatrove)")
+    print(f"compat: datatrove agreement with datatrove: {share:.1%} of 200 pages ({kept} kept by datatrove)")
     assert 60 <= kept <= 140  # both outcomes are well represented
     assert share >= 0.97, differ
 

@@ -6,6 +6,13 @@ Rules this stage drops with:
   ``binary_payload`` (HTML whose bytes are not text), ``extraction_timeout``, ``extraction_error``,
   ``empty_extraction`` (no main content left).
 
+Every document that passes — extracted HTML and text inputs alike (JSONL, .txt/.md files skip extraction
+but not this stage) — then goes through ``pipeline.text.normalize_text`` once: Unicode spaces (the U+00A0
+that ``&nbsp;`` becomes, U+2000–U+200A, U+202F, U+3000 …) become ASCII spaces, invisible characters
+(zero-width space, soft hyphen, BOM, bidi marks) are removed, line breaks become ``\n``, and the text is
+NFC. Later stages can then split words on spaces and lines on ``\n`` and see what a reader sees; the count
+of documents changed is the stat ``normalised``.
+
 Extraction runs in datatrove's ``ExtractorSandbox`` (a persistent child process), which is what makes
 the per-document time limit real: a C extractor stuck on a pathological page cannot be interrupted from
 Python, so the child is killed and replaced.
@@ -22,6 +29,7 @@ from pydantic import Field
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
+from pipeline.text import normalize_text
 
 HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -133,6 +141,11 @@ class ExtractStage(AccountedStep):
         verdict = self.gate(doc)
         if verdict is None and doc.metadata.get("format") == "html":
             verdict = self._extract(doc)
+        if verdict is None:
+            text = normalize_text(doc.text)
+            if text is not doc.text and text != doc.text:
+                doc.text = text
+                self.stat_update("normalised")
         if verdict is None and not doc.text.strip():
             verdict = Drop(rule="empty_extraction" if doc.metadata.get("format") == "html" else "empty")
         return verdict

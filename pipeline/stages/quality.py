@@ -1,23 +1,31 @@
 """Heuristic quality filters: Gopher quality, Gopher repetition, C4 and FineWeb rules in one pass.
 
-The rules and their default thresholds are datatrove 0.10.1's (``GopherQualityFilter``,
-``GopherRepetitionFilter``, ``C4QualityFilter``, ``FineWebQualityFilter``); the rule names are datatrove's
-reasons (C4 and FineWeb ones prefixed ``c4_`` / ``fineweb_``). Why not call those classes (measured,
-DESIGN.md): they split words with spaCy for one fixed language per step (~80 % of their CPU), so a
-multilingual source would need one step per language, and they return a reason but no score. Here the
-text is split once per document (``pipeline.text``, a regex splitter that made the same decisions 3.8x
-faster), each rule returns ``(rule, score)`` so drop rows carry the failing metric, and the language comes
-from each document's ``metadata["language"]``.
+Two modes, chosen per recipe with ``quality: {compat: ...}``:
 
-Changes from datatrove, each so that languages other than English are judged fairly:
-  * Han/kana/Thai text is cut into 2–3 character units, so word-count rules mean about as much text as in
-    English; the average-word-length rule only looks at space-delimited alphabetic words and is skipped
-    when those are under half of the document's words (Chinese, Japanese, Korean);
-  * the stop-word rule uses a list per language (``STOP_WORDS``; matched as substrings for languages
-    written without spaces); a language without a list skips the rule;
-  * C4's terminal-punctuation rule also accepts 。！？．｡」』 and Arabic ؟ ۔ and Devanagari । ॥ marks, and
-    counts words of no-space scripts in units (a Chinese sentence is not one 'word');
-  * a disabled threshold is ``null`` (datatrove: ``None``, ``0`` or ``-1`` depending on the class).
+* default (no ``compat`` key): **the papers' definitions** — Gopher (Rae et al. 2021, appendix A), C4
+  (Raffel et al. 2020, section 2.2, and its reference code ``tensorflow_datasets/text/c4_utils.py``) and
+  FineWeb (Penedo et al. 2024, section 3). A word is a whitespace-separated token (``"end."`` is one word,
+  ``"("`` is one word), as both Gopher and C4's ``line.split()`` count; lines and paragraphs are the
+  non-blank ones; C4 keeps lines of at least 5 words and pages of at least 3 sentences; FineWeb drops at
+  >= 10 % of characters in duplicated lines. docs/filters.md lists every rule: paper, default, compat.
+* ``compat: datatrove``: datatrove 0.10.1's ``GopherQualityFilter``, ``GopherRepetitionFilter``,
+  ``C4QualityFilter`` and ``FineWebQualityFilter`` exactly (their spaCy-style word split, where ``(`` and
+  ``.`` are words, which drops most real documentation on the 80 %-alphabetic-words rule; C4 with 3 words
+  per line and 5 sentences; FineWeb's 0.01 duplicate-character ratio and its list-ratio rule).
+
+Why not call datatrove's classes (measured, docs/filters.md): they split words with spaCy for one fixed
+language per step (~80 % of their CPU), so a multilingual source would need one step per language, and
+they return a reason but no score. Here the text is split once per document (``pipeline.text``), each rule
+returns ``(rule, score)`` so drop rows carry the failing metric, and the language comes from each
+document's ``metadata["language"]``.
+
+Multilingual (both modes): Han/kana/Thai text is cut into 2–3 character units so word-count rules mean
+about as much text as in English; the average-word-length rule is skipped where such units or Hangul
+words dominate; the stop-word rule uses a list per language (``STOP_WORDS``; substrings for languages
+written without spaces); C4 and FineWeb accept the sentence-final marks of other scripts (。！？ ؟ ۔ । ።
+។ ။ …). A rule that cannot apply to a language (no stop-word list; Thai and Lao write no sentence-final
+marks) is **skipped with a counted note**: the stat ``quality_skipped_<rule>_<language>`` and the rule's
+name in ``metadata["quality_skipped"]``, never a silent mass drop and never a silent pass.
 
 Like datatrove's C4 filter, the C4 rules rewrite the text to the lines they keep (``c4.rewrite_text``);
 the FineWeb rules, run after them, see the rewritten text (the order of datatrove's FineWeb recipe).
@@ -27,33 +35,43 @@ top_2_gram, dup_5_gram, c4_sentences, line_punct_ratio, short_line_ratio, char_d
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from itertools import compress, filterfalse
-from typing import Any
+from dataclasses import dataclass
+from itertools import compress, filterfalse, repeat
+from typing import Any, Literal
 
+import regex
 from datatrove.data import Document
-from pydantic import Field
+from pydantic import BaseModel, Field, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 from pipeline.text import (
     NO_SPACE_LANGUAGES,
     count_sentences,
+    has_word_char,
     line_words,
     split_lines,
     split_paragraphs,
     split_words,
     terminal_punctuation,
+    unspaced_units,
+    whitespace_words,
     word_stats,
 )
 
 #: A failed rule: (rule name, the metric that failed it).
 Failure = tuple[str, float | None]
 
-#: Small lists of the most frequent function words; a normal page holds at least two of them.
+#: The most frequent function words of each language; a normal page holds at least two of them.
+#: Gopher's English list is the paper's (and datatrove's) eight; the others are written for tokenmill
+#: from the commonest words of each language. Matched lower-cased, as whole words (with punctuation
+#: around them allowed) in the paper mode; as substrings for languages written without spaces.
 STOP_WORDS: dict[str, list[str]] = {
-    "en": ["the", "be", "to", "of", "and", "that", "have", "with"],  # datatrove / Gopher
+    "en": ["the", "be", "to", "of", "and", "that", "have", "with"],  # Gopher / datatrove
     "de": ["der", "die", "das", "und", "ist", "nicht", "mit", "den", "von", "zu", "sich", "ein", "eine", "auf"],
     "fr": ["le", "la", "les", "de", "des", "et", "est", "un", "une", "que", "dans", "pour", "pas", "du", "en"],
     "es": ["el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "es", "por", "con", "para", "del"],
@@ -68,14 +86,120 @@ STOP_WORDS: dict[str, list[str]] = {
     "tr": ["ve", "bir", "bu", "da", "de", "için", "ile", "olarak", "çok", "daha", "gibi"],
     "ar": ["في", "من", "على", "إلى", "أن", "عن", "هذا", "هذه", "التي", "الذي", "مع", "كان", "ما", "لا"],
     "hi": ["का", "की", "के", "है", "में", "और", "से", "को", "यह", "पर", "हैं", "एक"],
-    "ko": ["수", "있다", "있는", "그", "및", "등", "또한", "그리고", "하는", "한다", "것이다", "있습니다"],
+    # Korean glues words with particles and endings, so its commonest function morphemes are matched as
+    # substrings (는 를 에서 으로 하는 …), as for Chinese and Japanese; a list of nouns has none of them
+    "ko": ["는", "를", "에서", "으로", "에게", "하는", "있는", "한다", "합니다", "니다", "하고", "및", "또는", "것"],
+    "da": ["og", "i", "at", "er", "det", "en", "til", "af", "på", "med", "for", "som", "den", "de", "ikke", "har"],
+    "no": ["og", "i", "er", "det", "på", "til", "en", "av", "for", "som", "med", "at", "ikke", "har", "den", "å"],
+    "nn": ["og", "i", "er", "det", "på", "til", "ein", "av", "for", "som", "med", "ikkje", "har", "den", "å"],
+    "fi": ["ja", "on", "ei", "se", "että", "oli", "ovat", "tai", "kun", "myös", "mutta", "sen", "jos", "voi"],
+    "et": ["ja", "on", "ei", "et", "see", "ka", "oli", "kui", "mis", "või", "aga", "ning", "oma"],
+    "hu": ["a", "az", "és", "hogy", "nem", "is", "egy", "van", "meg", "de", "ez", "csak", "már", "mint"],
+    "ro": ["și", "şi", "de", "în", "la", "cu", "a", "nu", "că", "pe", "este", "din", "o", "un", "care", "pentru"],
+    "ca": ["i", "de", "la", "el", "que", "en", "a", "és", "per", "els", "les", "amb", "no", "un", "una", "del"],
+    "gl": ["e", "de", "o", "a", "que", "en", "non", "do", "da", "os", "un", "unha", "con", "para", "é"],
+    "hr": ["i", "je", "u", "na", "da", "se", "za", "su", "od", "s", "a", "ne", "koji", "kao", "što", "to"],
+    "bs": ["i", "je", "u", "na", "da", "se", "za", "su", "od", "s", "a", "ne", "koji", "kao", "što", "to"],
+    # Serbian and Serbo-Croatian are written in Latin and Cyrillic script
+    "sr": ["i", "je", "u", "na", "da", "se", "za", "su", "od", "и", "је", "у", "на", "да", "се", "за", "су", "од"],
+    "sh": ["i", "je", "u", "na", "da", "se", "za", "su", "od", "и", "је", "у", "на", "да", "се", "за", "су", "од"],
+    "sl": ["in", "je", "v", "na", "da", "se", "za", "so", "ki", "z", "pa", "ne", "tudi", "od", "po", "s"],
+    "sk": ["a", "v", "na", "je", "sa", "že", "to", "s", "z", "do", "o", "aj", "ako", "pre", "sú", "nie"],
+    "bg": ["и", "на", "в", "да", "е", "за", "се", "от", "с", "не", "че", "по", "са", "а", "като", "това"],
+    "mk": ["и", "на", "во", "да", "е", "за", "се", "од", "со", "не", "што", "ги", "го", "а", "ќе", "тоа"],
+    "be": ["і", "у", "ў", "на", "не", "з", "што", "да", "гэта", "а", "як", "па", "для", "ад"],
+    "el": ["και", "το", "η", "της", "του", "να", "σε", "την", "με", "που", "για", "τα", "ο", "οι", "από", "είναι"],
+    "lt": ["ir", "yra", "kad", "į", "su", "o", "iš", "bet", "ne", "tai", "jo", "kaip", "buvo", "per"],
+    "lv": ["un", "ir", "ar", "par", "no", "uz", "kas", "ka", "lai", "arī", "bet", "nav", "tā", "kā"],
+    "he": ["של", "את", "על", "לא", "הוא", "זה", "עם", "גם", "כי", "אם", "היא", "או", "יש", "אבל", "מה", "כל"],
+    "fa": ["و", "در", "به", "از", "که", "این", "را", "با", "است", "برای", "آن", "می", "یک", "هم", "تا"],
+    "ur": ["کے", "کی", "میں", "ہے", "اور", "سے", "کو", "کا", "نے", "پر", "یہ", "ہیں", "بھی", "کہ"],
+    "mr": ["आणि", "आहे", "या", "हे", "की", "ते", "व", "ला", "त्या", "एक", "होते", "मध्ये", "नाही"],
+    "ne": ["र", "छ", "को", "मा", "ले", "पनि", "यो", "गर्न", "हो", "भएको", "थियो", "एक", "छन्"],
+    "bn": ["এবং", "ও", "এই", "করে", "থেকে", "না", "যে", "একটি", "জন্য", "তার", "ছিল", "করা"],
+    "id": ["yang", "dan", "di", "dengan", "untuk", "dari", "ini", "itu", "dalam", "tidak", "akan", "pada", "ke"],
+    "ms": ["yang", "dan", "di", "untuk", "dengan", "dari", "ini", "itu", "dalam", "tidak", "akan", "adalah"],
+    "tl": ["ang", "ng", "sa", "na", "mga", "at", "ay", "si", "para", "hindi", "ito", "kung", "may"],
+    "vi": ["và", "của", "là", "có", "được", "trong", "cho", "không", "những", "một", "các", "với", "này"],
+    "sw": ["na", "ya", "wa", "kwa", "ni", "za", "katika", "la", "kuwa", "hii", "cha", "au", "lakini"],
+    "af": ["die", "en", "van", "in", "is", "het", "nie", "wat", "om", "te", "dat", "op", "vir", "met"],
+    "is": ["og", "að", "í", "á", "er", "sem", "um", "það", "til", "en", "með", "var", "ekki", "af"],
+    "ga": ["agus", "an", "na", "ar", "is", "i", "le", "go", "a", "sé", "bhí", "ní", "do", "seo"],
+    "cy": ["a", "y", "yn", "i", "ar", "o", "yr", "ac", "mae", "wedi", "bod", "ei", "gan", "ond"],
+    "eo": ["la", "kaj", "de", "en", "estas", "al", "ke", "por", "kun", "ne", "ĝi", "sed", "el"],
+    "la": ["et", "in", "est", "non", "ad", "cum", "ut", "quod", "sed", "qui", "quae", "ab", "de", "sunt"],
+    "sq": ["të", "e", "në", "dhe", "një", "me", "për", "që", "nga", "është", "i", "se", "u", "ka"],
+    "az": ["və", "bu", "bir", "üçün", "ilə", "da", "də", "ki", "olan", "olaraq", "çox", "isə"],
+    "uz": ["va", "bu", "bir", "uchun", "bilan", "ham", "u", "deb", "edi", "emas", "lekin", "esa"],
     # written without spaces: matched as substrings of the text (simplified and traditional forms)
     "zh": ["的", "了", "是", "在", "和", "有", "不", "这", "這", "也", "就", "都", "与", "與", "一个", "一個"],
     "ja": ["の", "に", "は", "を", "が", "で", "て", "と", "た", "し", "です", "ます", "こと"],
+    "yue": ["嘅", "係", "唔", "喺", "咗", "佢", "啲", "的", "是", "有", "就", "都", "了"],
 }
+#: languages whose stop words are looked for as substrings: no spaces between words, or particles glued on
+SUBSTRING_STOP_WORD_LANGUAGES = NO_SPACE_LANGUAGES | {"ko"}
+#: languages with no sentence-final punctuation in their script (sentences are separated by spaces):
+#: C4's terminal-punctuation and sentence rules and FineWeb's line-punctuation rule are skipped for them.
+NO_SENTENCE_MARK_LANGUAGES = frozenset({"th", "lo"})
 
-#: C4's line endings (datatrove: . ? ! " ') plus the sentence-final marks of CJK, Arabic and Devanagari text.
-C4_END_PUNCTUATION = (".", "?", "!", '"', "'", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥")
+#: C4's line endings in datatrove (. ? ! " ') plus the sentence-final marks of CJK, Arabic and Devanagari text.
+C4_END_PUNCTUATION_DATATROVE = (".", "?", "!", '"', "'", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥")
+#: C4's line endings as the paper says ("a period, exclamation mark, question mark, or end quotation mark";
+#: the reference code: . ? ! "), with typographic closing quotes and the sentence-final marks of other
+#: scripts: CJK, Arabic/Urdu, Devanagari/Bengali, Ethiopic, Khmer, Myanmar, Tibetan, Armenian.
+C4_END_PUNCTUATION = (
+    ".", "?", "!", '"', "”", "“", "»", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥",
+    "።", "፧", "។", "៕", "။", "།", "༎", "։",
+)  # fmt: skip
+#: Gopher's "bullet point": the bullet characters, and '-' / '*' that plain text and Markdown use for them.
+BULLETS = ("•", "‣", "◦", "⁃", "▪", "●", "-", "*")
+#: FineWeb's "lines ending with punctuation" adds closing quotes and the Tibetan shad to datatrove's marks.
+FINEWEB_EXTRA_STOP_CHARS = ('"', "”", "»", "」", "』", "།", "༎")
+
+_SKIP_AVG = "gopher_avg_word_length"
+_SKIP_STOP = "gopher_enough_stop_words"
+_SKIP_C4_PUNCT = "c4_terminal_punctuation"
+_SKIP_FW_PUNCT = "fineweb_line_punct_ratio"
+
+
+_HAS_LETTER = regex.compile(r"\p{L}").search  # \p{L} is exactly what str.isalpha() calls a letter
+
+
+class _StopWords:
+    """Counts the distinct stop words of one language in a text: whole words, any case, punctuation around
+    them allowed ("The", "(and", "that's"); for languages written without spaces, substrings."""
+
+    def __init__(self, language: str, words: list[str]):
+        self.words = sorted({unicodedata.normalize("NFC", w).lower() for w in words})
+        self.substring = language in SUBSTRING_STOP_WORD_LANGUAGES
+        edge = r"[\p{L}\p{M}\p{N}]"
+        self.patterns = [regex.compile(rf"(?<!{edge}){regex.escape(w)}(?!{edge})") for w in self.words]
+
+    def __bool__(self) -> bool:
+        return bool(self.words)
+
+    def __call__(self, text: str) -> int:
+        if self.substring:
+            return sum(1 for w in self.words if w in text)
+        lowered = text.lower()
+        # the substring test (C speed) settles absent words; the regex only confirms word boundaries
+        pairs = zip(self.words, self.patterns, strict=True)
+        return sum(1 for w, pattern in pairs if w in lowered and pattern.search(lowered))
+
+
+_STOP_WORD_CACHE: dict[tuple[str, tuple[str, ...]], _StopWords] = {}
+
+
+def _stop_word_matcher(language: str, cfg: GopherQualityConfig) -> _StopWords | None:
+    """The language's matcher; None when no list exists (the rule is skipped with a note); an empty matcher
+    when the recipe switched the rule off for the language with ``[]``."""
+    words = cfg.stop_words.get(language, STOP_WORDS.get(language))
+    if words is None:
+        return None
+    key = (language, tuple(words))
+    if key not in _STOP_WORD_CACHE:
+        _STOP_WORD_CACHE[key] = _StopWords(language, words)
+    return _STOP_WORD_CACHE[key]
 
 
 class GopherQualityConfig(StrictModel):
@@ -114,31 +238,42 @@ class C4Config(StrictModel):
     remove_citations: bool = True
     filter_no_terminal_punct: bool = True
     end_punctuation: list[str] = Field(default=list(C4_END_PUNCTUATION), description="line endings that count")
-    min_num_sentences: int | None = 5
-    min_words_per_line: int | None = 3
+    min_num_sentences: int | None = Field(default=3, description="C4: 3 (datatrove: 5)")
+    min_words_per_line: int | None = Field(default=5, description="C4: 5 (datatrove: 3)")
     max_word_length: int | None = 1000
     filter_lorem_ipsum: bool = True
     filter_javascript: bool = True
     filter_curly_bracket: bool = True
     filter_policy: bool = True
-    rewrite_text: bool = Field(default=True, description="replace the text by the kept lines, as datatrove does")
+    rewrite_text: bool = Field(default=True, description="replace the text by the kept lines, as C4 does")
 
 
 class FineWebConfig(StrictModel):
-    """FineWeb's own rules (Penedo et al. 2024)."""
+    """FineWeb's own rules (Penedo et al. 2024, section 3)."""
 
     line_punct_thr: float | None = 0.12
     line_punct_exclude_zero: bool = False
-    stop_chars: list[str] | None = Field(default=None, description="null: datatrove's TERMINAL_PUNCTUATION")
+    stop_chars: list[str] | None = Field(default=None, description="null: terminal punctuation of every script")
     short_line_thr: float | None = 0.67
     short_line_length: int = 30
-    char_duplicates_ratio: float | None = 0.01
-    new_line_ratio: float | None = 0.3
+    char_duplicates_ratio: float | None = Field(default=0.1, description="FineWeb: 0.1 (datatrove: 0.01)")
+    new_line_ratio: float | None = Field(default=None, description="not a FineWeb rule; datatrove: 0.3")
+
+
+#: What ``compat: datatrove`` changes in the defaults (the rest are equal); the definitions change in code.
+DATATROVE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "c4": {"min_num_sentences": 5, "min_words_per_line": 3, "end_punctuation": list(C4_END_PUNCTUATION_DATATROVE)},
+    "fineweb": {"char_duplicates_ratio": 0.01, "new_line_ratio": 0.3},
+}
 
 
 class QualityConfig(StrictModel):
-    """Each rule family can be switched off with ``null``; thresholds default to datatrove 0.10.1's."""
+    """Each rule family can be switched off with ``null``. Default: the papers' definitions and thresholds;
+    ``compat: datatrove``: datatrove 0.10.1's definitions, with its defaults for every threshold not set."""
 
+    compat: Literal["datatrove"] | None = Field(
+        default=None, description="null: the papers' rules; datatrove: datatrove 0.10.1's exact behaviour"
+    )
     gopher_quality: GopherQualityConfig | None = GopherQualityConfig()
     gopher_repetition: GopherRepetitionConfig | None = GopherRepetitionConfig()
     c4: C4Config | None = C4Config()
@@ -147,21 +282,44 @@ class QualityConfig(StrictModel):
         default="en", description="language assumed when metadata has none (null: skip the stop-word rule)"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _datatrove_defaults(cls, data: Any) -> Any:
+        """Under ``compat: datatrove`` a threshold the recipe leaves out takes datatrove's default, not the paper's."""
+        if not isinstance(data, dict) or data.get("compat") != "datatrove":
+            return data
+        data = dict(data)
+        for family, defaults in DATATROVE_DEFAULTS.items():
+            given = data.get(family, {})
+            if given is None:
+                continue  # family switched off
+            if isinstance(given, BaseModel):
+                given = given.model_dump(exclude_unset=True)
+            if isinstance(given, dict):
+                data[family] = {**defaults, **given}
+        return data
+
 
 class _Text:
-    """One document's text under judgement, split into words once per line (and again after a rewrite)."""
+    """One document's text under judgement. ``words`` are the words the Gopher rules count: whitespace-separated
+    in the paper mode, datatrove's spaCy-style tokens under ``compat``. ``line_tokens`` (spaCy-style, per line)
+    are what the sentence counter needs; both are computed once, and again only after C4 rewrites the text."""
 
-    __slots__ = ("text", "language", "_line_tokens", "_words")
+    __slots__ = ("text", "language", "compat", "skipped", "_line_tokens", "_words")
 
-    def __init__(self, text: str, language: str | None):
+    def __init__(self, text: str, language: str | None, compat: bool = False):
         self.text = text
         self.language = language
+        self.compat = compat
+        #: rules that could not apply to this document's language (counted by the stage)
+        self.skipped: list[str] = []
         self._line_tokens: list[list[str]] | None = None
         self._words: list[str] | None = None
 
     @property
     def line_tokens(self) -> list[list[str]]:
-        """Tokens of each line of ``text.splitlines()``; tokens never span lines, so these add up to ``words``."""
+        """Tokens of each line of ``text.splitlines()``; tokens never span lines, so these add up to the
+        compat mode's ``words``."""
         if self._line_tokens is None:
             self._line_tokens = [split_words(line) for line in self.text.splitlines()]
         return self._line_tokens
@@ -169,12 +327,23 @@ class _Text:
     @property
     def words(self) -> list[str]:
         if self._words is None:
-            self._words = [token for tokens in self.line_tokens for token in tokens]
+            if self.compat:
+                self._words = [token for tokens in self.line_tokens for token in tokens]
+            else:
+                self._words = whitespace_words(self.text)
         return self._words
+
+    @property
+    def cached_line_tokens(self) -> list[list[str]] | None:
+        """``line_tokens`` if they were computed already, without computing them."""
+        return self._line_tokens
 
     def replace(self, text: str, line_tokens: list[list[str]] | None = None) -> None:
         if text != self.text:
             self.text, self._line_tokens, self._words = text, line_tokens, None
+
+    def skip(self, rule: str) -> None:
+        self.skipped.append(rule)
 
 
 def find_duplicates(items: list[str]) -> tuple[int, int]:
@@ -258,8 +427,97 @@ class NGrams:
                 seen.add(gram)
         return repeated
 
+    def covered_chars(self, n: int) -> int:
+        """Characters of the words covered by a repeat of an n-gram, each word counted once however many
+        repeats overlap it — Gopher's "fraction of characters contained within all duplicate n-grams, taking
+        care not to count characters that occur in overlapping n-grams more than once". A repeat is every
+        occurrence after the first (as for duplicate lines). Unlike ``duplicated_chars`` no n-gram is skipped:
+        datatrove's left-to-right skip misses repeats that start inside an earlier one."""
+        positions, keys, _ = self._level(n)
+        words = self.words
+        seen: set[tuple[str, ...]] = set()
+        chars = covered_to = 0
+        for idx, gram in zip(positions, keys, strict=True):
+            if gram not in seen:
+                seen.add(gram)
+                continue
+            start, end = max(idx, covered_to), idx + n  # positions ascend, so the covered words are a prefix
+            if start < end:
+                chars += sum(map(len, words[start:end]))
+                covered_to = end
+        return chars
+
 
 def gopher_quality(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's quality rules as appendix A of the paper states them, on whitespace-separated words."""
+    if doc.compat:
+        return _gopher_quality_datatrove(doc, cfg, metrics)
+    text, words = doc.text, doc.words
+    n_words = len(words)
+    metrics["words"] = n_words
+    if cfg.min_doc_words is not None and n_words < cfg.min_doc_words:
+        return "gopher_short_doc", n_words
+    if cfg.max_doc_words is not None and n_words > cfg.max_doc_words:
+        return "gopher_long_doc", n_words
+    n_words = n_words or 1
+
+    # mean word length; CJK units and Hangul words are left out, and the rule is skipped where they dominate
+    n_unspaced, unspaced_chars = unspaced_units(text)
+    spaced = len(words) - n_unspaced
+    if spaced <= 0 or spaced * 2 < len(words):
+        doc.skip(_SKIP_AVG)
+    elif cfg.min_avg_word_length is not None or cfg.max_avg_word_length is not None:
+        avg = (sum(map(len, words)) - unspaced_chars) / spaced
+        metrics["avg_word_length"] = round(avg, 3)
+        if cfg.min_avg_word_length is not None and avg < cfg.min_avg_word_length:
+            return "gopher_below_avg_threshold", avg
+        if cfg.max_avg_word_length is not None and avg > cfg.max_avg_word_length:
+            return "gopher_above_avg_threshold", avg
+
+    if cfg.max_symbol_word_ratio is not None:
+        ratio = text.count("#") / n_words
+        if ratio > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_hashes", ratio
+        ratio = (text.count("...") + text.count("…")) / n_words
+        if ratio > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_ellipsis", ratio
+
+    if cfg.max_bullet_lines_ratio is not None or cfg.max_ellipsis_lines_ratio is not None:
+        lines = [line.strip() for line in text.splitlines()]
+        lines = [line for line in lines if line] or [""]  # the document's lines, not the blank ones between
+        if cfg.max_bullet_lines_ratio is not None:
+            ratio = sum(1 for line in lines if line.startswith(BULLETS)) / len(lines)
+            if ratio > cfg.max_bullet_lines_ratio:
+                return "gopher_too_many_bullets", ratio
+        if cfg.max_ellipsis_lines_ratio is not None:
+            ratio = sum(1 for line in lines if line.endswith(("...", "…"))) / len(lines)
+            if ratio > cfg.max_ellipsis_lines_ratio:
+                return "gopher_too_many_end_ellipsis", ratio
+
+    if cfg.min_alpha_words_ratio is not None:
+        # "80 % of words contain at least one alphabetic character": str.isalpha() settles plain words in C;
+        # the rest ('end.', '(see', '3.5') go through one C-level regex search each
+        rest = list(filterfalse(str.isalpha, words))
+        alpha = len(words) - len(rest) + sum(map(bool, map(_HAS_LETTER, rest)))
+        ratio = alpha / n_words
+        metrics["alpha_ratio"] = round(ratio, 4)
+        if ratio < cfg.min_alpha_words_ratio:
+            return "gopher_below_alpha_threshold", ratio
+
+    if cfg.min_stop_words is not None:
+        matcher = None if doc.language is None else _stop_word_matcher(doc.language, cfg)
+        if matcher is None:
+            doc.skip(_SKIP_STOP)
+        elif matcher:
+            found = matcher(text)
+            metrics["stop_words"] = found
+            if found < cfg.min_stop_words:
+                return "gopher_enough_stop_words", found
+    return None
+
+
+def _gopher_quality_datatrove(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
+    """datatrove's ``GopherQualityFilter`` on spaCy-style tokens, plus the multilingual changes."""
     text, words = doc.text, doc.words
     stats = word_stats(text, words)
     n_words = len(words) or 1
@@ -271,7 +529,9 @@ def gopher_quality(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]
         return "gopher_long_doc", n_non_symbol
 
     # only meaningful on space-delimited alphabetic words; skipped when CJK units or Hangul words dominate
-    if stats.spaced_words and stats.spaced_words * 2 >= n_non_symbol:
+    if not (stats.spaced_words and stats.spaced_words * 2 >= n_non_symbol):
+        doc.skip(_SKIP_AVG)
+    else:
         avg = stats.spaced_chars / stats.spaced_words
         metrics["avg_word_length"] = round(avg, 3)
         if cfg.min_avg_word_length is not None and avg < cfg.min_avg_word_length:
@@ -309,27 +569,42 @@ def gopher_quality(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]
     if cfg.min_stop_words is not None and doc.language is not None:
         stop_words = cfg.stop_words.get(doc.language, STOP_WORDS.get(doc.language))
         if stop_words:
-            if doc.language in NO_SPACE_LANGUAGES:
+            if doc.language in SUBSTRING_STOP_WORD_LANGUAGES:
                 found = sum(1 for w in set(stop_words) if w in text)
             else:
                 found = len(set(stop_words).intersection(words))
             metrics["stop_words"] = found
             if found < cfg.min_stop_words:
                 return "gopher_enough_stop_words", found
+        elif stop_words is None:
+            doc.skip(_SKIP_STOP)
     return None
 
 
+_BLANK_LINES = re.compile(r"\n[^\S\n]*\n\s*")
+
+
 def gopher_repetition(doc: _Text, cfg: GopherRepetitionConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's repetition rules (appendix A, table A1). Paper mode: paragraphs are the blocks between blank
+    lines, lines the stripped lines that hold a letter or digit, words whitespace-separated, and repeated
+    n-gram characters are counted once however many repeats overlap them. Compat: datatrove's splits and
+    left-to-right skip."""
     text = doc.text
-    size = len(text)
-    paragraphs = split_paragraphs(text)
+    size = len(text) or 1
+    if doc.compat:
+        paragraphs = split_paragraphs(text)
+    else:
+        paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p] or [""]
     dups, dup_chars = find_duplicates(paragraphs)
     if cfg.dup_para_frac is not None and dups / len(paragraphs) > cfg.dup_para_frac:
         return "dup_para_frac", dups / len(paragraphs)
     if cfg.dup_para_char_frac is not None and dup_chars / size > cfg.dup_para_char_frac:
         return "dup_para_char_frac", dup_chars / size
 
-    lines = split_lines(text)
+    if doc.compat:
+        lines = split_lines(text)
+    else:  # the lines of text: a line of only punctuation ('|', '-----') is layout, not a line that can repeat
+        lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)] or [""]
     dups, dup_chars = find_duplicates(lines)
     metrics["dup_line_frac"] = round(dups / len(lines), 4)
     if cfg.dup_line_frac is not None and dups / len(lines) > cfg.dup_line_frac:
@@ -345,8 +620,9 @@ def gopher_repetition(doc: _Text, cfg: GopherRepetitionConfig, metrics: dict[str
         if ratio > threshold:
             return f"top_{n}_gram", ratio
 
+    repeated = ngrams.duplicated_chars if doc.compat else ngrams.covered_chars
     for n, threshold in cfg.dup_n_grams:
-        ratio = ngrams.duplicated_chars(n) / size
+        ratio = repeated(n) / size
         if n == 5:
             metrics["dup_5_gram"] = round(ratio, 4)
         if ratio > threshold:
@@ -370,7 +646,18 @@ class _C4Rules:
         kept: list[str] = []
         kept_tokens: list[list[str]] = []
         sentences = 0
-        for raw, tokens in zip(doc.text.splitlines(), doc.line_tokens, strict=True):
+        # a script without sentence-final marks (Thai, Lao) would lose every line: skip, with a note
+        no_marks = doc.language in NO_SENTENCE_MARK_LANGUAGES
+        terminal_punct = cfg.filter_no_terminal_punct and not no_marks
+        min_sentences = None if no_marks else cfg.min_num_sentences
+        if no_marks and (cfg.filter_no_terminal_punct or cfg.min_num_sentences is not None):
+            doc.skip(_SKIP_C4_PUNCT)
+        # tokens are only needed to count sentences: reuse them when compat's word count already split the
+        # lines, otherwise split only the lines that survive the line filters
+        lines = doc.text.splitlines()
+        cached = doc.cached_line_tokens
+        complete = True
+        for raw, tokens in zip(lines, cached if cached is not None else repeat(None, len(lines)), strict=True):
             line = original = raw.strip()
             max_len = cfg.max_word_length
             if max_len is not None and len(line) > max_len and line_words(line)[1] > max_len:
@@ -378,11 +665,12 @@ class _C4Rules:
             if cfg.remove_citations and "[" in line:
                 cleaned = self.citation_re.sub("", line)
                 if cleaned != line:
-                    line, tokens = cleaned, split_words(cleaned)
-            if cfg.filter_no_terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("...")):
+                    line, tokens = cleaned, None
+            if terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("...")):
                 continue
-            # counted before citations are removed, as datatrove does
-            if cfg.min_words_per_line is not None and line_words(original)[0] < cfg.min_words_per_line:
+            # C4's code counts the words after removing citations, datatrove before
+            counted = original if doc.compat else line
+            if cfg.min_words_per_line is not None and line_words(counted)[0] < cfg.min_words_per_line:
                 continue
             lowered = line.lower()
             if cfg.filter_lorem_ipsum and "lorem ipsum" in lowered:
@@ -393,24 +681,37 @@ class _C4Rules:
                 return "c4_curly_bracket", float(line.count("{"))
             if cfg.filter_policy and any(p in lowered for p in self.policy):
                 continue
-            if cfg.min_num_sentences is not None:
+            if min_sentences is not None:
+                if tokens is None:
+                    tokens = split_words(line)
                 sentences += count_sentences(tokens, self.sentence_end)
             kept.append(line)
             kept_tokens.append(tokens)
+            complete = complete and tokens is not None
         metrics["c4_sentences"] = sentences
-        if cfg.min_num_sentences is not None and sentences < cfg.min_num_sentences:
+        if min_sentences is not None and sentences < min_sentences:
             return "c4_too_few_sentences", float(sentences)
         if cfg.rewrite_text:
             # kept lines are stripped and non-empty, so they are exactly the new text's lines
-            doc.replace("\n".join(kept), kept_tokens)
+            doc.replace("\n".join(kept), kept_tokens if complete else None)
         return None
 
 
 class _FineWebRules:
-    def __init__(self, cfg: FineWebConfig):
-        chars = cfg.stop_chars if cfg.stop_chars is not None else terminal_punctuation()
+    """FineWeb's three rules (Penedo et al. 2024, section 3): drop when lines ending in punctuation are <= 12 %,
+    when lines shorter than 30 characters are >= 67 %, when characters in duplicated lines are >= 10 %.
+    Compat: datatrove's strict comparisons (< 0.12, <= 30 characters and > 0.67, > 0.01) and its list-ratio rule."""
+
+    def __init__(self, cfg: FineWebConfig, compat: bool = False):
+        if cfg.stop_chars is not None:
+            chars: tuple[str, ...] = tuple(cfg.stop_chars)
+        elif compat:
+            chars = terminal_punctuation()
+        else:
+            chars = tuple(sorted(set(terminal_punctuation()) | set(FINEWEB_EXTRA_STOP_CHARS)))
         self.single_chars = frozenset(chars) if all(len(c) == 1 for c in chars) else None
-        self.stop_chars = tuple(chars)
+        self.stop_chars = chars
+        self.compat = compat
 
     def _ends(self, line: str) -> bool:
         if self.single_chars is not None:  # one set lookup instead of endswith over 159 marks
@@ -418,32 +719,53 @@ class _FineWebRules:
         return line.endswith(self.stop_chars)
 
     def __call__(self, doc: _Text, cfg: FineWebConfig, metrics: dict[str, Any]) -> Failure | None:
-        text = doc.text
-        lines = [line for line in text.split("\n") if line.strip() != ""]
+        text, compat = doc.text, self.compat
+        if compat:
+            lines = [line for line in text.split("\n") if line.strip() != ""]
+        else:
+            lines = [line for line in map(str.strip, text.split("\n")) if line]
         if not lines:
             return "no_text", None
         ratio = sum(1 for line in lines if self._ends(line)) / len(lines)
         metrics["line_punct_ratio"] = round(ratio, 4)
-        if (
+        if cfg.line_punct_thr is not None and doc.language in NO_SENTENCE_MARK_LANGUAGES:
+            doc.skip(_SKIP_FW_PUNCT)
+        elif (
             cfg.line_punct_thr is not None
-            and ratio < cfg.line_punct_thr
+            and (ratio < cfg.line_punct_thr if compat else ratio <= cfg.line_punct_thr)
             and not (ratio == 0 and cfg.line_punct_exclude_zero)
         ):
             return "fineweb_line_punct_ratio", ratio
-        ratio = sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines)
+        if compat:
+            ratio = sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines)
+        else:
+            ratio = sum(1 for line in lines if len(line) < cfg.short_line_length) / len(lines)
         metrics["short_line_ratio"] = round(ratio, 4)
-        if cfg.short_line_thr is not None and ratio > cfg.short_line_thr:
+        if cfg.short_line_thr is not None and (ratio > cfg.short_line_thr if compat else ratio >= cfg.short_line_thr):
             return "fineweb_short_line_ratio", ratio
         ratio = find_duplicates(lines)[1] / max(len(text) - text.count("\n"), 1)
         metrics["char_dup_ratio"] = round(ratio, 4)
-        if cfg.char_duplicates_ratio is not None and ratio > cfg.char_duplicates_ratio:
+        if cfg.char_duplicates_ratio is not None and (
+            ratio > cfg.char_duplicates_ratio if compat else ratio >= cfg.char_duplicates_ratio
+        ):
             return "fineweb_char_dup_ratio", ratio
-        if doc.words:
+        if cfg.new_line_ratio is not None and doc.words:
             ratio = text.count("\n") / len(doc.words)
             metrics["list_ratio"] = round(ratio, 4)
-            if cfg.new_line_ratio is not None and ratio > cfg.new_line_ratio:
+            if ratio > cfg.new_line_ratio:
                 return "fineweb_list_ratio", ratio
         return None
+
+
+@dataclass
+class Verdict:
+    """What the stage decided about one text."""
+
+    failure: Failure | None
+    text: str
+    metrics: dict[str, Any]
+    #: rules skipped because they cannot judge the document's language (``_SKIP_*`` names)
+    skipped: list[str]
 
 
 class QualityStage(AccountedStep):
@@ -461,6 +783,7 @@ class QualityStage(AccountedStep):
         if self._rules is not None:
             return
         cfg = self.config
+        compat = cfg.compat == "datatrove"
         rules: list[tuple[Callable[[_Text, Any, dict[str, Any]], Failure | None], Any]] = []
         if cfg.gopher_quality is not None:
             rules.append((gopher_quality, cfg.gopher_quality))
@@ -469,34 +792,44 @@ class QualityStage(AccountedStep):
         if cfg.c4 is not None:
             rules.append((_C4Rules(cfg.c4), cfg.c4))
         if cfg.fineweb is not None:
-            rules.append((_FineWebRules(cfg.fineweb), cfg.fineweb))
+            rules.append((_FineWebRules(cfg.fineweb, compat), cfg.fineweb))
         self._rules = rules
 
-    def judge(self, text: str, language: str | None) -> tuple[Failure | None, str, dict[str, Any]]:
-        """(failure or None, possibly rewritten text, metrics) for one text; the stage's whole decision."""
+    def assess(self, text: str, language: str | None) -> Verdict:
+        """The stage's whole decision on one text, with the rules its language made it skip."""
         self.setup()
         assert self._rules is not None
         metrics: dict[str, Any] = {}
         if not text or not text.strip():
-            return ("no_text", None), text, metrics
-        doc = _Text(text, language)
+            return Verdict(("no_text", None), text, metrics, [])
+        doc = _Text(text, language, compat=self.config.compat == "datatrove")
         for rule, cfg in self._rules:
             failure = rule(doc, cfg, metrics)
             if failure is not None:
-                return failure, doc.text, metrics
-        return None, doc.text, metrics
+                return Verdict(failure, doc.text, metrics, doc.skipped)
+        return Verdict(None, doc.text, metrics, doc.skipped)
+
+    def judge(self, text: str, language: str | None) -> tuple[Failure | None, str, dict[str, Any]]:
+        """(failure or None, possibly rewritten text, metrics) for one text."""
+        verdict = self.assess(text, language)
+        return verdict.failure, verdict.text, verdict.metrics
 
     def process(self, doc: Document) -> Drop | None:
         language = doc.metadata.get("language") or self.config.default_language
         try:
-            failure, text, metrics = self.judge(doc.text, language)
+            verdict = self.assess(doc.text, language)
         except Exception as error:  # noqa: BLE001 - a document that breaks a rule is a counted drop, not a crash
             return Drop(rule="quality_error", extra={"error": f"{type(error).__name__}: {error}"[:200]})
-        doc.metadata["quality"] = metrics
-        if failure is not None:
-            rule, score = failure
+        doc.metadata["quality"] = verdict.metrics
+        if verdict.skipped:
+            # a rule that could not judge this language is counted, per rule and language, never silent
+            doc.metadata["quality_skipped"] = verdict.skipped
+            for rule in verdict.skipped:
+                self.stat_update(f"quality_skipped_{rule}_{language or 'unknown'}")
+        if verdict.failure is not None:
+            rule, score = verdict.failure
             return Drop(rule=rule, score=score)
-        doc.text = text
+        doc.text = verdict.text
         return None
 
 
@@ -508,4 +841,5 @@ __all__ = [
     "QualityConfig",
     "QualityStage",
     "STOP_WORDS",
+    "Verdict",
 ]
