@@ -308,6 +308,7 @@ _VERSION_WORDS = (
 _IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
 
 
+_NOT_SEPARATORS = frozenset("0123456789()+")
 _LABEL_SEPARATORS = frozenset(" \t\n.:：#=\"'-/")
 _EXT_STARTS = frozenset(" ,xXeE内分转轉")
 # a substring of every phone word (lower case): the gate in front of the phone-word regex
@@ -689,7 +690,9 @@ class PIIRedactor:
     def _phone_shape(self, candidate: str, groups: list[str], digits: str) -> str | None:
         """ "intl"/"national" (a phone as written), "word" (a phone only after a phone word) or None."""
         n = len(digits)
-        seps = set(candidate) - set("0123456789()+")
+        if n > 17:
+            return None  # longer than any E.164 number with a 2-digit international prefix
+        seps = set(candidate).difference(_NOT_SEPARATORS)
         dotted_quad = len(groups) == 4 and candidate[0] != "+" and all(len(g) <= 3 for g in groups)
         if seps == {"."} and (len(groups) == 2 or dotted_quad):
             return None  # 0123456.12, +35236450.6 are decimals; 016.016.016.016 is a (bad) IPv4 address
