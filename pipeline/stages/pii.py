@@ -350,7 +350,11 @@ class _Patterns:
         )
         self.ip_cue = re.compile(rf"(?i)(?<![^\W\d_])(?:{_IP_WORDS})(?![^\W\d_])")
         # one candidate shape for every phone form: groups of digits, "(0)"/"(495)" area codes, separators
-        self.phone = re.compile(r"(?:\+ ?)?(?:\(\d{1,5}\)[ .\-]?)?\d+(?:(?:[ .\-/]|[ .\-]?\(\d{1,5}\)[ .\-]?)\d+)*", a)
+        # the lookahead skips, at C speed, pieces shorter than 8 characters (the check rejects those anyway)
+        self.phone = re.compile(
+            r"(?=[\d+(][\d .\-/()]{7})(?:\+ ?)?(?:\(\d{1,5}\)[ .\-]?)?\d+(?:(?:[ .\-/]|[ .\-]?\(\d{1,5}\)[ .\-]?)\d+)*",
+            a,
+        )
         self.phone_ext = re.compile(
             r"(?i)(?:[ ]?,?[ ]?(?:x|ext\.?|extn\.?|extension|ext:|durchwahl|poste|anexo|доб\.?)[ ]?"
             r"|[ ]?(?:内線|分机|转|轉))(\d{1,6})(?!\d)"
@@ -609,7 +613,8 @@ class PIIRedactor:
         public_only = self.config.public_ip_only
         if "." in text:
             for m in self.p.ipv4.finditer(text):
-                if ip_replaceable(m.group(), public_only) and not self._is_version(text, *m.span()):
+                # the version check first: it is cheaper than ipaddress's checks of a public address
+                if not self._is_version(text, *m.span()) and ip_replaceable(m.group(), public_only):
                     yield m.span()
         if text.count(":") >= 2 and self.p.ipv6_hint.search(text):
             for m in self.p.ipv6.finditer(text):
@@ -736,8 +741,8 @@ class PIIRedactor:
             return "national"  # Russia's trunk 8: 8 (495) 123-45-67
         if candidate[0] == "(" and 10 <= n <= 11 and len(groups[0]) in (2, 3) and len(groups) >= 3:
             return "national"  # Brazil/Mexico: (11) 91234-5678, (55) 1234-5678
-        if 9 <= n <= 13:
-            return "word"  # ES 912 345 678, PL, IT mobile, IN, MX, CN 138 1234 5678, bare runs
+        if 9 <= n <= 13 and all(len(g) >= 2 for g in groups[1:]):
+            return "word"  # ES 912 345 678, PL, IT mobile, IN, MX, CN 138 1234 5678, bare runs; not 978-3-16-148410-0
         return None
 
     def _after_iban_prefix(self, text: str, start: int) -> bool:
