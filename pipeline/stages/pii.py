@@ -308,6 +308,10 @@ _VERSION_WORDS = (
 _IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
 
 
+# a substring of every version cue (lower case): the gate in front of the version-cue regex
+_VERSION_HINTS = ("ver", "rel", "build", "rev", "firm", "kern", "upst", "upd", "upg", "bump", "chang", "polic")
+_VERSION_HINTS += ("stand", "compl", "sec", "chap", "claus", "parag", "rfc", "spec", "§", ">", "<", "=", "~")
+_VERSION_HINTS += ("версия", "версии", "版本", "バージョン", "버전")
 _NOT_SEPARATORS = frozenset("0123456789()+")
 _LABEL_SEPARATORS = frozenset(" \t\n.:：#=\"'-/")
 _EXT_STARTS = frozenset(" ,xXeE内分转轉")
@@ -481,6 +485,13 @@ def _after_last_digit(text: str, start: int, reach: int) -> int:
     return i
 
 
+def _local_part_char(ch: str) -> bool:
+    """A character of an e-mail local part as the e-mail regex takes it: word characters (not CJK), ``.%+-``."""
+    if ch.isascii():
+        return ch.isalnum() or ch in "_.%+-"
+    return (ch.isalnum() or ch == "_") and not _CJK.match(ch)
+
+
 def _looks_like_date(groups: list[str], candidate: str) -> bool:
     """``01-02-2024 12`` or ``2024-03-15 12``: a date (and the start of a time) that met a phone shape."""
     if len(groups) < 3:
@@ -604,16 +615,26 @@ class PIIRedactor:
         if "@" not in text:
             return
         n = len(text)
-        for pos, endpos in _merge([(max(0, i - 64), min(n, i + 320)) for i in _find_all(text, "@")]):
-            for m in self.p.email.finditer(text, pos, endpos):
-                if m.group(1).lower() not in _IMAGE_TLDS:  # icon@2x.png is a file name
-                    yield m.span()
+        for i in _find_all(text, "@"):
+            # walk back over the local part and match once there (scanning a window with the regex, which
+            # starts with lookbehinds, tried every position: ~2x slower on web pages)
+            start = i
+            while start > 0 and i - start <= 64 and _local_part_char(text[start - 1]):
+                start -= 1
+            if start == i or i - start > 64:
+                continue
+            m = self.p.email.match(text, start, min(n, i + 320))
+            if m and m.group(1).lower() not in _IMAGE_TLDS:  # icon@2x.png is a file name
+                yield m.span()
 
     def _find_ip_address(self, text: str, _: list) -> Iterator[tuple[int, int]]:
         public_only = self.config.public_ip_only
         if "." in text:
             for m in self.p.ipv4.finditer(text):
-                # the version check first: it is cheaper than ipaddress's checks of a public address
+                number = _ipv4_int(m.group())
+                if number is None or (public_only and _in_ranges(number, _IPV4_NOT_PUBLIC)):
+                    continue  # cheap: not an address, or a private one (logs are full of them)
+                # then the version check, which is cheaper than ipaddress's checks of a public address
                 if not self._is_version(text, *m.span()) and ip_replaceable(m.group(), public_only):
                     yield m.span()
         if text.count(":") >= 2 and self.p.ipv6_hint.search(text):
@@ -632,7 +653,11 @@ class PIIRedactor:
         line_end = text.find("\n", end)
         if text.find("urgency=", end, line_end if line_end != -1 else len(text)) != -1:
             return True  # a Debian changelog header: pkg (4.8.6.3) unstable; urgency=medium
-        cue = self.p.version_cue.search(text, _after_last_digit(text, start, 40), start)
+        low = _after_last_digit(text, start, 40)
+        window = text[low:start].lower()
+        if not any(hint in window for hint in _VERSION_HINTS):
+            return False  # cheap gate: the regex below costs ~50 µs on a 40-character window
+        cue = self.p.version_cue.search(text, low, start)
         return bool(cue) and not self.p.ip_cue.search(text, cue.start(), start)
 
     def _find_phone(self, text: str, windows: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
