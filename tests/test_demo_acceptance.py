@@ -10,9 +10,10 @@ from collections import Counter
 
 import pytest
 
+from pipeline.stages.pii import DEFAULT_PLACEHOLDERS
 from tests.test_curate_run import recipe_file, run_curation
 
-PLACEHOLDER = re.compile(r"<(EMAIL|IP_ADDRESS|PHONE|CARD|IBAN|SSN|SECRET)>")
+PLACEHOLDER = re.compile("|".join(map(re.escape, DEFAULT_PLACEHOLDERS.values())))
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from pipeline.stages.pii import (
     PIIRedactor,
     PIIStage,
     card_brand_ok,
+    gs1_valid,
     iban_valid,
     ip_replaceable,
     luhn_valid,
@@ -133,12 +134,16 @@ def _group(digits: str, grouping: tuple[int, ...], sep: str) -> str:
 
 
 def gen_card(rng: random.Random) -> tuple[str, str]:
-    prefixes, length, grouping = rng.choice(CARD_BRANDS)
-    prefix = rng.choice(prefixes)
-    digits = luhn_complete(prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1)))
-    sep = rng.choice(["", " ", "-"]) if grouping else ""
-    value = _group(digits, grouping, sep) if sep else digits
-    return value, value
+    while True:
+        prefixes, length, grouping = rng.choice(CARD_BRANDS)
+        prefix = rng.choice(prefixes)
+        digits = luhn_complete(prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1)))
+        sep = rng.choice(["", " ", "-"]) if grouping else ""
+        value = _group(digits, grouping, sep) if sep else digits
+        # a bare 12–14-digit run that is also a valid GS1 barcode is a barcode unless a card word is near
+        # (docs/pii.md; test_barcode_or_card_decided_by_context): not a value these contexts can decide
+        if not (value.isdigit() and len(value) in (12, 13, 14) and gs1_valid(value)):
+            return value, value
 
 
 IBAN_BBAN = {  # country: BBAN layout as (kind, count) pieces; n digits, a upper letters, c upper alphanumerics
@@ -264,19 +269,19 @@ def test_generated_values_are_replaced(redactor: PIIRedactor, kind: str) -> None
 
 def test_only_the_value_of_an_assignment_is_replaced(redactor: PIIRedactor) -> None:
     out, counts = redactor.redact('config: api_key = "abc123def456ghi"\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7')
-    assert out == 'config: api_key = "<SECRET>"\nexport AWS_SECRET_ACCESS_KEY=<SECRET>'
+    assert out == 'config: api_key = "⟨SECRET⟩"\nexport AWS_SECRET_ACCESS_KEY=⟨SECRET⟩'
     assert counts == {"secret": 2}
 
 
 def test_truncated_private_key_block_is_replaced(redactor: PIIRedactor) -> None:
     body = "\n".join(base64.b64encode(bytes(range(i, i + 48))).decode() for i in range(4))
     out, counts = redactor.redact(f"Leaked:\n-----BEGIN RSA PRIVATE KEY-----\n{body}\n\nThe rest was cut.")
-    assert out == "Leaked:\n<SECRET>\n\nThe rest was cut." and counts == {"secret": 1}
+    assert out == "Leaked:\n⟨SECRET⟩\n\nThe rest was cut." and counts == {"secret": 1}
 
 
 def test_card_followed_by_cvv_and_overlaps_resolved(redactor: PIIRedactor) -> None:
     out, counts = redactor.redact("card 4111 1111 1111 1111 123, IBAN DE89 3704 0044 0532 0130 00, ssn 078-05-1120.")
-    assert out == "card <CARD> 123, IBAN <IBAN>, ssn <SSN>."
+    assert out == "card ⟨CARD⟩ 123, IBAN ⟨IBAN⟩, ssn ⟨SSN⟩."
     assert counts == {"card": 1, "iban": 1, "ssn": 1}
 
 
@@ -310,7 +315,13 @@ DECOYS = {
     "not_secret": ["password: required", "token: null", "The secret: patience.", "password = user_password"]
     + ["PWD=/home/user", "max_tokens=4096", "api_key = os.environ['API_KEY']", "password: ********"]
     + ["secret_key = settings.SECRET_KEY", "Bearer token authentication", "basic authentication mechanisms"]
-    + ['password = "<SECRET>"', "token_url: https://example.com/oauth", "keyboard: 105 keys", "Key: value"],
+    + [
+        'password = "<SECRET>"',
+        'password = "⟨SECRET⟩"',
+        "token_url: https://example.com/oauth",
+        "keyboard: 105 keys",
+        "Key: value",
+    ],
     "private_ip": ["192.168.1.10", "10.0.0.1", "127.0.0.1", "169.254.1.1", "172.16.5.4", "203.0.113.7"]
     + ["198.51.100.2", "192.0.2.1", "240.0.0.1", "::1", "fe80::1", "fc00::1", "2001:db8::1", "0.0.0.0"],
 }
@@ -380,15 +391,15 @@ def test_ipv4_shortcut_agrees_with_ipaddress() -> None:
 def test_private_ips_are_replaced_when_public_only_is_off() -> None:
     redactor = PIIRedactor(PIIConfig(public_ip_only=False))
     for ip in DECOYS["private_ip"]:
-        assert redactor.redact(f"host {ip} here") == ("host <IP_ADDRESS> here", {"ip_address": 1}), ip
-    assert PIIRedactor().redact("host 8.8.8.8 and 10.0.0.1") == ("host <IP_ADDRESS> and 10.0.0.1", {"ip_address": 1})
+        assert redactor.redact(f"host {ip} here") == ("host ⟨IP_ADDRESS⟩ here", {"ip_address": 1}), ip
+    assert PIIRedactor().redact("host 8.8.8.8 and 10.0.0.1") == ("host ⟨IP_ADDRESS⟩ and 10.0.0.1", {"ip_address": 1})
 
 
 def test_placeholders_are_configurable_and_defaults_fill_the_rest() -> None:
     config = PIIConfig(placeholders={"email": "[EMAIL]", "phone": ""})
-    assert config.placeholders["card"] == "<CARD>"
+    assert config.placeholders["card"] == "⟨CARD⟩"
     out, counts = PIIRedactor(config).redact("mail bob@example.com, call +1 415-555-0132, card 4111111111111111")
-    assert out == "mail [EMAIL], call , card <CARD>"
+    assert out == "mail [EMAIL], call , card ⟨CARD⟩"
     assert counts == {"email": 1, "phone": 1, "card": 1}
 
 
@@ -396,7 +407,7 @@ def test_a_type_switched_off_is_kept() -> None:
     text = "mail bob@example.com, call +1 415-555-0132, ip 8.8.8.8"
     config = PIIConfig(types=["email", "ip_address"])
     assert PIIRedactor(config).redact(text) == (
-        "mail <EMAIL>, call +1 415-555-0132, ip <IP_ADDRESS>",
+        "mail ⟨EMAIL⟩, call +1 415-555-0132, ip ⟨IP_ADDRESS⟩",
         {"email": 1, "ip_address": 1},
     )
     assert PIIRedactor(PIIConfig(types=[])).redact(text) == (text, {})
@@ -415,7 +426,7 @@ def test_config_errors_name_the_field() -> None:
     with pytest.raises(RecipeError, match=r"stages\.pii\.types"):
         parse_recipe(base | {"stages": {"pii": {"types": ["email", "email"]}}}, "recipe.yaml")
     recipe = parse_recipe(base | {"stages": {"pii": {"types": ["email"], "placeholders": {"email": "@"}}}})
-    assert recipe.stages.pii.types == ["email"] and recipe.stages.pii.placeholders["iban"] == "<IBAN>"
+    assert recipe.stages.pii.types == ["email"] and recipe.stages.pii.placeholders["iban"] == "⟨IBAN⟩"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -431,7 +442,7 @@ def test_metadata_counts_and_stats() -> None:
     ]
     out = list(stage.run(iter(docs)))
     assert [d.id for d in out] == ["1", "2"]
-    assert out[0].text == "<EMAIL>, <EMAIL>, call <PHONE>."
+    assert out[0].text == "⟨EMAIL⟩, ⟨EMAIL⟩, call ⟨PHONE⟩."
     assert out[0].metadata["pii"] == {"email": 2, "phone": 1}
     assert out[1].metadata["pii"] == {} and out[1].text == "Nothing to see on 2024-03-15."
     assert stage.stats["pii_email"].total == 2 and stage.stats["pii_phone"].total == 1

@@ -9,25 +9,27 @@ through several replacement strings, so the same input gives different outputs (
 with an e-mail and a public IP gave three different results in three calls) — copies stop being
 copies and dedup can no longer match them. Neither phones, cards, IBANs, SSNs nor secrets are
 covered there. Here every detector is a compiled regex that proposes candidates plus a cheap check
-in Python (``ipaddress``, Luhn, ISO 7064 mod-97, SSN ranges, phone structure) that accepts them.
+in Python (``ipaddress``, Luhn, GS1, ISO 7064 mod-97, SSN ranges, phone structure) that accepts them.
+``phonenumbers`` (libphonenumber) is not a dependency: it is not installed here, and its matcher parses
+every candidate against per-region metadata, which costs far more than the structural rules below; the
+standards-built evaluation (``benchmarks/pii_eval.py``) measures what the structural rules reach.
 
 How overlaps are settled: detectors run in a fixed priority order (secret, email, iban, card, ssn,
 ip_address, phone) on the original text; a candidate that overlaps an already accepted span is
 discarded, and the text is rebuilt once at the end. So a card number is never half-replaced as a
 phone, a placeholder is never matched again, and the result depends on the input only.
 
-Choices worth knowing (docs/pii.md has the full list):
-- A dotted quad that is a valid public IPv4 address is an IP, also when it could be a version,
-  unless a version word stands right before it (``version 1.2.3.4``, ``release``, ``build``…) or it
-  is glued to a letter (``v1.2.3.4``).
-- National phone numbers need separators (``020 7946 0958``); a bare run of 10 digits is an ID, not
-  a phone. Candidates inside longer digit runs, or right after words like ``ISBN``/``order``/
-  ``invoice``, are kept.
-- IBANs are matched in upper case only (the printed and electronic forms are upper case).
+Context moves a candidate's score, Presidio-style, but only where structure alone cannot decide
+(docs/pii.md lists every word and why):
+- a phone word (``tel``, ``phone``, ``Telefon``, ``电话``, ``電話`` …) before a number admits the forms
+  that are otherwise ids: bare digit runs, national numbers without a trunk prefix;
+- an id/barcode label (``order``, ``tracking``, ``serial``, ``EAN``, ``订单号`` …) before a number rejects
+  it as a phone or card; a GS1-valid 12/13/14/18-digit run is a barcode unless a card word is near;
+- a version word (``version``, ``release``, ``upstream``, ``update`` …) before a dotted quad, or a Debian
+  revision after it (``-1``, ``+dfsg``, ``~rc1``), makes it a version, not an IP.
 
-Phone rules are structural (a ``+`` or trunk ``0`` or NANP area-code shape, separators, E.164 length),
-not numbering-plan data: ``phonenumbers`` would add a dependency and was not needed to reach the
-recall the tests ask for. Speed (``python tests/test_pii.py``): ~9k docs of ~1 KB per CPU-second.
+Boundaries are script-aware: Chinese, Japanese and Korean are written without spaces, so a CJK character
+next to a number or address is a boundary, while a Latin letter glued to it is not.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from typing import Literal
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 from datatrove.data import Document
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
@@ -48,15 +50,18 @@ from pipeline.config_base import StrictModel
 PIIType = Literal["email", "ip_address", "phone", "card", "iban", "ssn", "secret"]
 # priority order: an earlier type wins an overlap
 PII_TYPES: tuple[str, ...] = ("secret", "email", "iban", "card", "ssn", "ip_address", "phone")
-DEFAULT_PLACEHOLDERS: dict[str, str] = {
-    "email": "<EMAIL>",
-    "ip_address": "<IP_ADDRESS>",
-    "phone": "<PHONE>",
-    "card": "<CARD>",
-    "iban": "<IBAN>",
-    "ssn": "<SSN>",
-    "secret": "<SECRET>",
-}
+# U+27E8/U+27E9 (mathematical angle brackets): ``<EMAIL>`` is ordinary text in technical docs (man pages,
+# git docs, templates), ``⟨EMAIL⟩`` is not, so a reader — or a later filter — can tell a replacement from
+# what the author wrote. ``placeholder_format: "<{TYPE}>"`` gives the old ASCII style back.
+DEFAULT_PLACEHOLDER_FORMAT = "⟨{TYPE}⟩"
+
+
+def placeholders_for(fmt: str) -> dict[str, str]:
+    """The placeholder of every type under ``fmt`` (``{TYPE}``: upper-case type name, ``{type}``: as spelled)."""
+    return {t: fmt.replace("{TYPE}", t.upper()).replace("{type}", t) for t in PII_TYPES}
+
+
+DEFAULT_PLACEHOLDERS: dict[str, str] = placeholders_for(DEFAULT_PLACEHOLDER_FORMAT)
 
 
 class PIIConfig(StrictModel):
@@ -66,9 +71,14 @@ class PIIConfig(StrictModel):
         default_factory=lambda: list(PII_TYPES),
         description="types to replace; leave one out to switch it off",
     )
+    placeholder_format: str = Field(
+        default=DEFAULT_PLACEHOLDER_FORMAT,
+        description="placeholder of every type not named in `placeholders`; {TYPE} is the type in upper case "
+        '(default ⟨EMAIL⟩, ⟨PHONE⟩, …; "<{TYPE}>" for <EMAIL>)',
+    )
     placeholders: dict[PIIType, str] = Field(
-        default_factory=lambda: dict(DEFAULT_PLACEHOLDERS),
-        description="replacement text per type; types not given keep the default (<EMAIL>, <PHONE>, …)",
+        default_factory=dict,
+        description="replacement text per type; types not given follow placeholder_format",
     )
     public_ip_only: bool = Field(
         default=True,
@@ -83,11 +93,23 @@ class PIIConfig(StrictModel):
             raise ValueError(f"types listed more than once: {', '.join(repeated)}")
         return value
 
-    @field_validator("placeholders")
+    @field_validator("placeholder_format")
     @classmethod
-    def _fill_defaults(cls, value: dict[str, str]) -> dict[str, str]:
+    def _format_names_the_type(cls, value: str) -> str:
+        if "{TYPE}" not in value and "{type}" not in value:
+            raise ValueError("must contain {TYPE} or {type}: placeholders of different types must differ")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_defaults(cls, data: object) -> object:
         # a partial mapping in the recipe overrides only the types it names; config.yaml shows all
-        return {**DEFAULT_PLACEHOLDERS, **value}
+        if isinstance(data, dict):
+            fmt = data.get("placeholder_format", DEFAULT_PLACEHOLDER_FORMAT)
+            given = data.get("placeholders") or {}
+            if isinstance(fmt, str) and isinstance(given, dict):
+                data = {**data, "placeholders": {**placeholders_for(fmt), **given}}
+        return data
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -119,10 +141,26 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+def gs1_valid(digits: str) -> bool:
+    """GS1 mod-10 check (weights 3,1 from the right): EAN-8/13, UPC-A, GTIN-14, SSCC-18, ISBN-13."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        total += (ord(ch) - 48) * (3 if i % 2 else 1)
+    return total % 10 == 0
+
+
 def card_brand_ok(digits: str) -> bool:
-    """Known issuer prefix (IIN) with a length that brand issues; other Luhn-valid runs are IDs."""
+    """Known issuer prefix (IIN) with a length that brand issues; other Luhn-valid runs are IDs.
+
+    Ranges as the brands publish them: Visa 4 (13, 16, 19); Mastercard 51–55 and 2221–2720 (16); Amex 34/37
+    (15); Mir 2200–2204 (16–19); JCB 3528–3589 (16–19) and 1800/2131 (15); Diners 300–305, 3095, 36, 38, 39
+    (14–19); Discover 6011, 644–649, 65, 622126–622925 (16–19); UnionPay 62 (16–19); Maestro 50, 56–69
+    (13–19) and its 12-digit IINs 5018, 5020, 5038, 5893, 6304, 6759, 6761–6763; Troy 9792 (16).
+    """
     n = len(digits)
     p2, p3, p4, p6 = int(digits[:2]), int(digits[:3]), int(digits[:4]), int(digits[:6])
+    if n == 12:
+        return p4 in (5018, 5020, 5038, 5893, 6304, 6759, 6761, 6762, 6763)  # Maestro
     if digits[0] == "4":  # Visa
         return n in (13, 16, 19)
     if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:  # Mastercard
@@ -133,6 +171,8 @@ def card_brand_ok(digits: str) -> bool:
         return 16 <= n <= 19
     if 3528 <= p4 <= 3589:  # JCB
         return 16 <= n <= 19
+    if p4 in (1800, 2131):  # JCB, 15 digits
+        return n == 15
     if 300 <= p3 <= 305 or p4 == 3095 or p2 in (36, 38, 39):  # Diners Club
         return 14 <= n <= 19
     if p4 == 6011 or 644 <= p3 <= 649 or p2 == 65 or 622126 <= p6 <= 622925:  # Discover
@@ -141,6 +181,8 @@ def card_brand_ok(digits: str) -> bool:
         return 16 <= n <= 19
     if p2 == 50 or 56 <= p2 <= 69:  # Maestro
         return 13 <= n <= 19
+    if p4 == 9792:  # Troy
+        return n == 16
     return False
 
 
@@ -213,12 +255,71 @@ _IPV4_NOT_PUBLIC = _ranges(
 
 
 # ---------------------------------------------------------------------------------------------------
-# patterns (compiled once per process)
+# scripts written without spaces
 # ---------------------------------------------------------------------------------------------------
-# Python's regex engine only skips ahead fast when a pattern starts with a plain character or class, so
-# lookbehinds sit after the first character, and the costly detectors run only inside small windows
-# found by a cheap scan (digit runs, '@', '://', key words) — the whole text is scanned ~5 times, not ~16.
+# Hangul Jamo, CJK radicals … CJK unified ideographs (incl. CJK punctuation, kana), Hangul syllables,
+# compatibility ideographs, CJK compatibility forms, half/full-width forms, supplementary ideographs.
+_CJK_RANGES = "\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+_CJK_RANGES += "\U00020000-\U0003ffff"
+_CJK = re.compile(f"[{_CJK_RANGES}]")
 
+
+def _glued(ch: str) -> bool:
+    """A character that continues a token: a letter or digit of a script written with spaces."""
+    if ch.isascii():
+        return ch.isalnum()
+    return ch.isalnum() and not _CJK.match(ch)
+
+
+# ---------------------------------------------------------------------------------------------------
+# context words (docs/pii.md says why each is there)
+# ---------------------------------------------------------------------------------------------------
+
+# words that introduce a phone number; the number may follow within a few non-digit characters
+_PHONE_WORDS = (
+    r"phone|telephone|tel|tfn|call|fax|mobile|mob|cell|cellphone|whatsapp|hotline|ph"
+    r"|telefon\w*|handy|mobil\w*|rufnummer|durchwahl|t[ée]l[ée]phone|t[ée]l|portable|appelez|appeler"
+    r"|tel[ée]fono|m[óo]vil|celular|llame|telefone|cellulare|telefoon|mobiel|bel|kom[óo]rka|tfn"
+    r"|телефон\w*|тел|моб\w*|факс"
+)
+_PHONE_WORDS_CJK = r"电话|電話|手机|手機|座机|致电|传真|傳真|携帯|ファックス|ＴＥＬ|전화|휴대폰|핸드폰|팩스"
+# labels of ids, codes and barcodes: a number right after one is not a phone or a card
+_ID_WORDS = (
+    r"isbn(?:-?1[03])?|issn|ean(?:-?(?:8|13))?|gtin(?:-?1[234])?|upc(?:-?a)?|jan|sscc|barcode|sku|asin|mpn"
+    r"|order|invoice|ref|reference|record|serial|s/n|sn|tracking|track|shipment|parcel|consignment"
+    r"|transaction|txn|trace|request|req|span|session|job|build|item|article|art|part|model|patent"
+    r"|receipt|ticket|case|account|acct|customer|member|policy|contract|doi|po|id|ids|no|nr|num|number"
+    r"|bestell\w*|rechnung\w*|kunden\w*|auftrag\w*|artikel\w*|vertrag\w*|sendung\w*"
+    r"|commande|facture|r[ée]f[ée]rence|colis|pedido|factura|referencia|n[°º]"
+)
+_ID_WORDS_CJK = (
+    r"订单号?|運單號?|运单号?|快递单号|单号|編號|编号|注文番号|伝票番号|追跡番号|お問い合わせ番号|주문번호|송장번호"
+)
+_CARD_WORDS = (
+    r"card|cards|credit|debit|visa|mastercard|master card|amex|american express|discover|jcb|maestro"
+    r"|unionpay|diners|cc|ccn|karte|kreditkarte|carte|tarjeta|cart[ãa]o|carta|kaart|karta|карта"
+)
+_CARD_WORDS_CJK = r"卡号|信用卡|银行卡|借记卡|卡|カード|카드"
+_VERSION_WORDS = (
+    r"version|versions|ver|release[sd]?|build|rev|revision|firmware|kernel|upstream|update[sd]?|updating"
+    r"|upgrade[sd]?|upgrading|bump(?:ed|s)?|changelog|versi[óo]n|vers[ãa]o|versione|версия|версии"
+    r"|policy|standards?|standards-version|complies with"  # Debian policy versions: Standards-Version 4.6.0.1
+    r"|section|sections|sect|sec|chapter|clause|paragraph|rfc|spec|§"  # numbered sections: 8.2.4.44, 7.1.1.1
+)
+_IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
+
+
+# a substring of every version cue (lower case): the gate in front of the version-cue regex
+_VERSION_HINTS = ("ver", "rel", "build", "rev", "firm", "kern", "upst", "upd", "upg", "bump", "chang", "polic")
+_VERSION_HINTS += ("stand", "compl", "sec", "chap", "claus", "parag", "rfc", "spec", "§", ">", "<", "=", "~")
+_VERSION_HINTS += ("версия", "версии", "版本", "バージョン", "버전")
+_NOT_SEPARATORS = frozenset("0123456789()+")
+_LABEL_SEPARATORS = frozenset(" \t\n.:：#=\"'-/")
+_EXT_STARTS = frozenset(" ,xXeE内分转轉")
+# a substring of every phone word (lower case): the gate in front of the phone-word regex
+_PHONE_HINTS = ("te", "ph", "call", "fax", "mob", "cel", "whats", "hot", "handy", "ruf", "durch", "port", "appel")
+_PHONE_HINTS += ("llam", "móvil", "movil", "bel", "kom", "tfn", "тел", "моб", "факс", "电话", "電話", "手机", "手機")
+_PHONE_HINTS += ("座机", "致电", "传真", "傳真", "携帯", "ファックス", "ｔｅｌ", "전화", "휴대폰", "핸드폰", "팩스")
 _SECRET_KEY_NAMES = (
     r"api[_-]?key|apikey|api[_-]?secret|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|private[_-]?key"
     r"|access[_-]?key|password|passwd|passphrase|pwd"
@@ -232,36 +333,53 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 class _Patterns:
     def __init__(self) -> None:
         a = re.ASCII
+        cjk = _CJK_RANGES
         # windows worth a closer look: runs of digits and phone/card separators (at least 9 characters)
         self.number_run = re.compile(r"\d[\d \-.()/+]{8,}", a)
+        # letters and digits of scripts written with spaces: CJK text glued to an address is a boundary
+        w = rf"[^\W{cjk}]"  # a word character that is not CJK
+        dw = rf"[^\W_{cjk}]"  # the same without "_" (domain labels start and end with one)
         self.email = re.compile(
-            r"[\w.%+-](?<![\w.%+-][\w.%+-])[\w.%+-]{0,63}@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.){1,8}([^\W\d_]{2,24})"
-            r"(?![\w-])"
+            rf"(?<!{w})(?<![.%+-])(?:{w}|[.%+-]){{1,64}}@(?:{dw}(?:(?:{w}|-){{0,61}}{dw})?\.){{1,8}}"
+            rf"([^\W\d_{cjk}]{{2,24}})(?!{w}|-)"
         )
-        self.ipv4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\w|\.\d)", a)
+        # a dotted quad followed by ".label" is part of a host name (1.0.0.127.in-addr.arpa), not an address
+        self.ipv4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\w|\.\w)", a)
         # an IPv6 address has "::" or eight groups (six before an IPv4 tail); "12:30:45" has neither
         self.ipv6_hint = re.compile(r"::|[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){5}:")
         self.ipv6 = re.compile(
             r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})(?![\w:])", a
         )
-        self.version_cue = re.compile(r"(?i)\b(?:version|ver|release|build|rev|firmware|kernel)\.?:?\s*$")
-        self.phone_intl = re.compile(r"(?<![\w+])\+\d+(?:[ .\-]?\(\d{1,4}\)[ .\-]?\d+|[ .\-]\d+)*", a)
-        self.phone_nanp = re.compile(
-            r"(?<![\w+])(?:1[ .\-])?(?:\(\d{3}\) ?\d{3}[ .\-]\d{4}|\d{3}(?P<sep>[.\-])\d{3}(?P=sep)\d{4})", a
+        self.version_cue = re.compile(
+            rf"(?i)(?:(?<![^\W\d_])(?:{_VERSION_WORDS})(?![^\W\d_])|版本|バージョン|버전)[^\d]{{0,16}}$|(?:>=|<=|==|~=|>>|<<)\s*$"
         )
-        self.phone_trunk = re.compile(r"(?<![\w+])(?:\(0\d{1,4}\) ?|0\d{1,4}[ \-/])\d+(?:[ \-]\d+)*", a)
-        self.phone_fr_dots = re.compile(r"(?<![\w+.])0[1-9](?:\.\d{2}){4}", a)
-        self.not_phone_cue = re.compile(
-            r"(?i)(?:\b(?:isbn(?:-?1[03])?|issn|order|invoice|ref|reference|sku|serial|tracking|item|article|part"
-            r"|model|patent|receipt|transaction|ticket|account|acct|doi|case|po|bestell\w*|rechnung\w*|kundennummer|kunden-?nr"
-            r"|auftrag\w*|commande|facture|r[ée]f[ée]rence|pedido|factura|referencia)\b[\s.:#\-]*"
-            r"(?:(?:no|nr|num|number|id|code)\b[\s.:#\-]*)?|#\s*)$"
+        self.ip_cue = re.compile(rf"(?i)(?<![^\W\d_])(?:{_IP_WORDS})(?![^\W\d_])")
+        # one candidate shape for every phone form: groups of digits, "(0)"/"(495)" area codes, separators
+        # the lookahead skips, at C speed, pieces shorter than 8 characters (the check rejects those anyway)
+        self.phone = re.compile(
+            r"(?=[\d+(][\d .\-/()]{7})(?:\+ ?)?(?:\(\d{1,5}\)[ .\-]?)?\d+(?:(?:[ .\-/]|[ .\-]?\(\d{1,5}\)[ .\-]?)\d+)*",
+            a,
         )
+        self.phone_ext = re.compile(
+            r"(?i)(?:[ ]?,?[ ]?(?:x|ext\.?|extn\.?|extension|ext:|durchwahl|poste|anexo|доб\.?)[ ]?"
+            r"|[ ]?(?:内線|分机|转|轉))(\d{1,6})(?!\d)"
+        )
+        self.phone_word = re.compile(
+            rf"(?i)(?:(?<![^\W\d_])(?:{_PHONE_WORDS})(?![^\W\d_])|{_PHONE_WORDS_CJK})[^\d\n]{{0,24}}$"
+        )
+        self.id_label = re.compile(
+            rf"(?i)(?:(?<![^\W\d_])(?P<label>{_ID_WORDS})(?:[_\-](?:id|no|nr|num|number|code))?(?![^\W\d_])"
+            rf"|{_ID_WORDS_CJK})[\s.:：#=\"'\-/]*(?:(?:no|nr|num|number|id|code|de)(?![^\W\d_])[\s.:#=\"'\-]*)?"
+            r"[\s.:：#=\"'\-]*$|#\s*$"
+        )
+        self.phone_hint = re.compile("|".join(map(re.escape, _PHONE_HINTS)), re.IGNORECASE)
+        self.glued_label = re.compile(r"(?i)(?<![A-Za-z])(?:tel|fax|ph|mob|tfn|phone)[.:]?$")
+        self.card_word = re.compile(rf"(?i)(?<![^\W_])(?:{_CARD_WORDS})(?![^\W_])|{_CARD_WORDS_CJK}")
         # the start of an IBAN-shaped string right before a number: a mistyped IBAN is not a phone or a card
         self.iban_prefix = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){0,8} ?$")
-        self.card = re.compile(r"(?<![\w.,\-/+])\d(?:[ \-]?\d){12,18}(?!\w)", a)
+        self.card = re.compile(r"(?<![\w.,\-/+])\d(?:[ \-]?\d){11,18}(?!\w)", a)
         self.ssn = re.compile(r"(?<![\w\-])(\d{3})-(\d{2})-(\d{4})(?!\w|-\d)", a)
-        self.iban_start = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2} ?[A-Z0-9]{4}", a)
+        self.iban_start = re.compile(r"[A-Z](?<![A-Za-z0-9_][A-Z])[A-Z]\d{2} ?[A-Z0-9]{4}", a)
         self.pem_full = re.compile(
             r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,100000}?"
             r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
@@ -286,11 +404,13 @@ class _Patterns:
         self.assignment = re.compile(
             rf"(?i)(?P<key>(?:[a-z0-9]+[_.-]){{0,6}}(?:{_SECRET_KEY_NAMES}))(?![\w-])[\"']?"
             r"(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"
-            r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s\"'`,;(){}\[\]<>]{1,256}))"
+            r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'"
+            rf"|(?P<bare>[^\s\"'`,;(){{}}\[\]<>{cjk}]{{1,256}}))"
         )
         self.identifier = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?", a)
+        self.word_pieces = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+        self.path_segment = re.compile(r"[A-Za-z][a-z0-9._\-~]*|[a-z0-9._\-~]+|[A-Z0-9_.\-]+|\.{1,2}|~")
         self.redacted = re.compile(r"[*xX•.\-_#?]+")
-        self.phone_groups = re.compile(r"([ .\-]+)")
         self.digit_groups = re.compile(r"\d+")
 
 
@@ -304,26 +424,83 @@ _NOT_SECRET_VALUES = frozenset(
     {"null", "none", "nil", "true", "false", "undefined", "required", "optional", "string", "str", "int", "bool"}
     | {"text", "empty", "redacted", "hidden", "secret", "password", "token", "changeit", "your_password"}
 )
-_PLACEHOLDER_PREFIXES = ("<", "${", "$(", "{{", "%(", "%{", "[", "os.", "process.env", "env(", "$")
+_PLACEHOLDER_PREFIXES = ("<", "⟨", "${", "$(", "{", "%(", "%s", "%d", "%r", "[", "os.", "process.env", "env(", "$")
 _PATH_PREFIXES = ("/", "~/", "./", "../")
 _BEFORE_NUMBER = " -./,:"
+_GENERIC_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "id", "n°", "nº"})
+_IDD_GROUPS = frozenset({"00", "011", "001", "0011", "010", "002", "005", "009"})
 
 
 def _isolated(text: str, start: int, end: int) -> bool:
-    """A number stands alone: not glued to letters, not part of a longer digit run, price or percentage."""
+    """A number stands alone: not glued to letters, not part of a longer digit run, price or percentage.
+
+    CJK characters are boundaries (``电话13812345678请``): those scripts put no space around numbers.
+    """
     if start:
         prev = text[start - 1]
-        if prev.isalnum() or prev in "_$€£¥#@":
+        if _glued(prev) or prev in "_$€£¥#@":
             return False
         if prev in _BEFORE_NUMBER and start >= 2 and text[start - 2].isdigit():
             return False
     if end < len(text):
         nxt = text[end]
-        if nxt.isalnum() or nxt in "_%€$":
+        if _glued(nxt) or nxt in "_%€$":
             return False
         if nxt in _BEFORE_NUMBER and end + 1 < len(text) and text[end + 1].isdigit():
             return False
     return True
+
+
+# ITU-T E.164 assigned country codes (1–3 digits; spare and reserved codes left out)
+_COUNTRY_CODE_TABLE = (
+    "1 7 20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 81 82"
+    " 84 86 90 91 92 93 94 95 98 211 212 213 216 218 220 221 222 223 224 225 226 227 228 229 230 231 232 233 234"
+    " 235 236 237 238 239 240 241 242 243 244 245 246 247 248 249 250 251 252 253 254 255 256 257 258 260 261 262"
+    " 263 264 265 266 267 268 269 290 291 297 298 299 350 351 352 353 354 355 356 357 358 359 370 371 372 373 374"
+    " 375 376 377 378 379 380 381 382 383 385 386 387 389 420 421 423 500 501 502 503 504 505 506 507 508 509 590"
+    " 591 592 593 594 595 596 597 598 599 670 672 673 674 675 676 677 678 679 680 681 682 683 685 686 687 688 689"
+    " 690 691 692 800 808 850 852 853 855 856 870 878 880 881 882 883 886 888 960 961 962 963 964 965 966 967 968"
+    " 970 971 972 973 974 975 976 977 979 992 993 994 995 996 998"
+)
+_COUNTRY_CODES = frozenset(_COUNTRY_CODE_TABLE.split())
+
+
+def _country_code_ok(digits: str) -> bool:
+    """The digits after ``+`` start with an assigned country code; +1 numbers have the NANP shape."""
+    if digits[0] == "1":
+        nsn = digits[1:]
+        return len(nsn) == 10 and nsn[0] in "23456789" and nsn[3] in "23456789"
+    return digits[:1] in _COUNTRY_CODES or digits[:2] in _COUNTRY_CODES or digits[:3] in _COUNTRY_CODES
+
+
+def _after_last_digit(text: str, start: int, reach: int) -> int:
+    """The position after the last ASCII digit in the ``reach`` characters before ``start`` (or their start).
+
+    Context words contain no digits, so a context regex need not look past the previous number: in
+    number-dense text that window is a few characters instead of 40.
+    """
+    low = max(0, start - reach)
+    i = start
+    while i > low and not ("0" <= text[i - 1] <= "9"):
+        i -= 1
+    return i
+
+
+def _local_part_char(ch: str) -> bool:
+    """A character of an e-mail local part as the e-mail regex takes it: word characters (not CJK), ``.%+-``."""
+    if ch.isascii():
+        return ch.isalnum() or ch in "_.%+-"
+    return (ch.isalnum() or ch == "_") and not _CJK.match(ch)
+
+
+def _looks_like_date(groups: list[str], candidate: str) -> bool:
+    """``01-02-2024 12`` or ``2024-03-15 12``: a date (and the start of a time) that met a phone shape."""
+    if len(groups) < 3:
+        return False
+    a, b, c = (len(g) for g in groups[:3])
+    year_last = a <= 2 and b <= 2 and c == 4 and groups[2][:2] in ("19", "20")
+    year_first = a == 4 and b <= 2 and c <= 2 and groups[0][:2] in ("19", "20")
+    return year_last or year_first
 
 
 _DROP_ASCII_DIGITS = str.maketrans("", "", "0123456789")
@@ -363,18 +540,7 @@ class PIIRedactor:
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Return the text with every accepted span replaced, and the count per type (non-zero only)."""
-        windows = self._number_windows(text) if self.needs_numbers else []
-        starts: list[int] = []
-        spans: list[tuple[int, int, str]] = []
-        for kind, find in self.detectors:
-            for start, end in find(text, windows):
-                i = bisect.bisect_right(starts, start)
-                if i and spans[i - 1][1] > start:
-                    continue  # overlaps a span accepted before (higher priority, or further left)
-                if i < len(spans) and spans[i][0] < end:
-                    continue
-                starts.insert(i, start)
-                spans.insert(i, (start, end, kind))
+        spans = self.find(text)
         if not spans:
             return text, {}
         counts: dict[str, int] = {}
@@ -387,6 +553,22 @@ class PIIRedactor:
             counts[kind] = counts.get(kind, 0) + 1
         parts.append(text[pos:])
         return "".join(parts), counts
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """The accepted spans as (start, end, type), sorted and non-overlapping (what ``redact`` replaces)."""
+        windows = self._number_windows(text) if self.needs_numbers else []
+        starts: list[int] = []
+        spans: list[tuple[int, int, str]] = []
+        for kind, find in self.detectors:
+            for start, end in find(text, windows):
+                i = bisect.bisect_right(starts, start)
+                if i and spans[i - 1][1] > start:
+                    continue  # overlaps a span accepted before (higher priority, or further left)
+                if i < len(spans) and spans[i][0] < end:
+                    continue
+                starts.insert(i, start)
+                spans.insert(i, (start, end, kind))
+        return spans
 
     def _number_windows(self, text: str) -> list[tuple[int, int]]:
         """Stretches that hold at least 8 digits: every phone, card and SSN lies inside one.
@@ -403,25 +585,58 @@ class PIIRedactor:
             ]
         )
 
+    # -- context ----------------------------------------------------------------------------------------
+
+    def _id_label_before(self, text: str, start: int) -> re.Match | None:
+        """An id, order, tracking or barcode label ends right before ``start`` (``Order no. ``, ``EAN:``)."""
+        low = max(0, start - 40)
+        i = start
+        while i > low and text[i - 1] in _LABEL_SEPARATORS:
+            i -= 1
+        # cheap gate: a label ends in a letter (or is "#"); most numbers follow a digit, a bracket, a comma
+        if i == low or not (text[i - 1].isalpha() or "#" in text[i:start]):
+            return None
+        return self.p.id_label.search(text, low, start)
+
+    def _phone_word_before(self, text: str, start: int) -> bool:
+        low = _after_last_digit(text, start, 48)  # the word stands between the previous number and this one
+        if not self.p.phone_hint.search(text, low, start):
+            return False  # cheap gate before the regex (number-dense text asks this thousands of times)
+        return bool(self.p.phone_word.search(text, low, start))
+
+    def _card_word_near(self, text: str, start: int, end: int) -> bool:
+        line_start = max(text.rfind("\n", 0, start) + 1, start - 48)
+        line_end = text.find("\n", end, end + 16)
+        after = self.p.card_word.search(text, end, line_end if line_end != -1 else min(len(text), end + 16))
+        return bool(after) or bool(self.p.card_word.search(text, line_start, start))
+
     # -- detectors: each yields (start, end) spans in the original text --------------------------------
 
     def _find_email(self, text: str, _: list) -> Iterator[tuple[int, int]]:
         if "@" not in text:
             return
         n = len(text)
-        for pos, endpos in _merge([(max(0, i - 64), min(n, i + 320)) for i in _find_all(text, "@")]):
-            for m in self.p.email.finditer(text, pos, endpos):
-                if m.group(1).lower() not in _IMAGE_TLDS:  # icon@2x.png is a file name
-                    yield m.span()
+        for i in _find_all(text, "@"):
+            # walk back over the local part and match once there (scanning a window with the regex, which
+            # starts with lookbehinds, tried every position: ~2x slower on web pages)
+            start = i
+            while start > 0 and i - start <= 64 and _local_part_char(text[start - 1]):
+                start -= 1
+            if start == i or i - start > 64:
+                continue
+            m = self.p.email.match(text, start, min(n, i + 320))
+            if m and m.group(1).lower() not in _IMAGE_TLDS:  # icon@2x.png is a file name
+                yield m.span()
 
     def _find_ip_address(self, text: str, _: list) -> Iterator[tuple[int, int]]:
         public_only = self.config.public_ip_only
         if "." in text:
             for m in self.p.ipv4.finditer(text):
-                start = m.start()
-                if self.p.version_cue.search(text, max(0, start - 20), start):
-                    continue  # "version 1.2.3.4"
-                if ip_replaceable(m.group(), public_only):
+                number = _ipv4_int(m.group())
+                if number is None or (public_only and _in_ranges(number, _IPV4_NOT_PUBLIC)):
+                    continue  # cheap: not an address, or a private one (logs are full of them)
+                # then the version check, which is cheaper than ipaddress's checks of a public address
+                if not self._is_version(text, *m.span()) and ip_replaceable(m.group(), public_only):
                     yield m.span()
         if text.count(":") >= 2 and self.p.ipv6_hint.search(text):
             for m in self.p.ipv6.finditer(text):
@@ -429,80 +644,155 @@ class PIIRedactor:
                 if ("::" in candidate or candidate.count(":") >= 6) and ip_replaceable(candidate, public_only):
                     yield m.span()
 
+    def _is_version(self, text: str, start: int, end: int) -> bool:
+        """A dotted quad that is a version: Debian syntax around it, or a version word before it."""
+        if start >= 2 and text[start - 1] == ":" and text[start - 2].isdigit():
+            return True  # epoch: 1:2.4.1.0
+        revision = end + 1 < len(text) and text[end] in "-+~" and text[end + 1].isalnum()
+        if revision and not (text[end] == "-" and self.p.ipv4.match(text, end + 1)):  # 1.2.3.4-1.2.3.10: a range
+            return True  # revision: 1.2.3.4-1, 1.2.3.4+dfsg, 1.2.3.4~rc1
+        line_end = text.find("\n", end)
+        if text.find("urgency=", end, line_end if line_end != -1 else len(text)) != -1:
+            return True  # a Debian changelog header: pkg (4.8.6.3) unstable; urgency=medium
+        low = _after_last_digit(text, start, 40)
+        window = text[low:start].lower()
+        if not any(hint in window for hint in _VERSION_HINTS):
+            return False  # cheap gate: the regex below costs ~50 µs on a 40-character window
+        cue = self.p.version_cue.search(text, low, start)
+        return bool(cue) and not self.p.ip_cue.search(text, cue.start(), start)
+
     def _find_phone(self, text: str, windows: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-        p = self.p
         for pos, endpos in windows:
-            chunk = text[pos:endpos]  # cheap gates: most windows in number-heavy text (logs, tables) fail them
-            if "+" in chunk:
-                yield from self._intl_phones(text, pos, endpos)
-            if "-" in chunk or "." in chunk or "(" in chunk:
-                for m in p.phone_nanp.finditer(text, pos, endpos):
-                    area, exchange = self._nanp_parts(m.group())
-                    if area[0] in "23456789" and exchange[0] in "23456789" and self._phone_context_ok(text, *m.span()):
-                        yield m.span()
-            if "0" not in chunk:
-                continue
-            for m in p.phone_trunk.finditer(text, pos, endpos):
-                if self._trunk_phone_ok(m.group()) and self._phone_context_ok(text, *m.span()):
-                    yield m.span()
-            if "." in chunk:
-                for m in p.phone_fr_dots.finditer(text, pos, endpos):
-                    if self._phone_context_ok(text, *m.span()):
-                        yield m.span()
+            for m in self.p.phone.finditer(text, pos, endpos):
+                span = self._phone_span(text, m.start(), m.end(), m.group())
+                if span:
+                    yield span
 
-    def _intl_phones(self, text: str, pos: int, endpos: int) -> Iterator[tuple[int, int]]:
-        for m in self.p.phone_intl.finditer(text, pos, endpos):
-            span = self._intl_phone_span(m.start(), m.group())
-            if span and self._phone_context_ok(text, *span):
-                yield span
+    def _phone_span(self, text: str, start: int, end: int, candidate: str) -> tuple[int, int] | None:
+        """Accept a phone-shaped candidate by its structure, and by context where structure cannot decide."""
+        if len(candidate) < 8 or _digit_count(candidate) < 8:
+            return None  # most candidates in number-dense text: pieces of dates, times, prices
+        groups = self.p.digit_groups.findall(candidate)
+        digits = "".join(groups)
+        n = len(digits)
+        if candidate[0] == "+" and n - candidate.count("(0)") > 15:
+            # E.164 has at most 15 digits: what follows belongs to the next number (+44 20 7946 0958 / 030 …)
+            kept = cut = 0
+            for g in self.p.digit_groups.finditer(candidate):
+                if kept + len(g.group()) > 15 + candidate.count("(0)", 0, g.start()):
+                    break
+                kept += len(g.group())
+                cut = g.end()
+            if not cut:
+                return None
+            candidate = candidate[:cut]
+            end = start + cut
+            groups = self.p.digit_groups.findall(candidate)
+            digits = "".join(groups)
+        ext = self.p.phone_ext.match(text, end) if end < len(text) and text[end] in _EXT_STARTS else None
+        stop = ext.end() if ext else end
+        if start and text[start - 1] in "-+~":
+            return None  # a minus sign (-013030.000001), a version's "~++20220202101403"
+        if stop < len(text) and text[stop] in "+~":
+            return None
+        if start and text[start - 1].isascii() and text[start - 1].isalpha():
+            # glued to a letter: only "TEL03-1234-5678", "Fax:+49…" style labels (common in Japanese text)
+            letters = self.p.glued_label.search(text, max(0, start - 8), start)
+            if not letters or not _isolated(text, letters.start(), stop):
+                return None
+        elif not _isolated(text, start, stop):
+            return None
+        kind = self._phone_shape(candidate, groups, digits)
+        if kind is None:
+            return None
+        if kind == "word" and not self._phone_word_before(text, start):
+            return None
+        if candidate[0] != "+":
+            label = self._id_label_before(text, start)
+            # Order no. 030 12345678, #030…; but after a phone word "number"/"no." is the phone's: Phone number 030 …
+            if label:
+                generic = (label.group("label") or "").lower() in _GENERIC_NUMBER_WORDS
+                if not generic or not (kind == "word" or self._phone_word_before(text, start)):
+                    return None
+        if self._after_iban_prefix(text, start):
+            return None
+        return start, stop
 
-    def _phone_context_ok(self, text: str, start: int, end: int) -> bool:
-        return (
-            _isolated(text, start, end)
-            and not self.p.not_phone_cue.search(text, max(0, start - 32), start)
-            and not self._after_iban_prefix(text, start)
-        )
+    def _phone_shape(self, candidate: str, groups: list[str], digits: str) -> str | None:
+        """ "intl"/"national" (a phone as written), "word" (a phone only after a phone word) or None."""
+        n = len(digits)
+        if n > 17:
+            return None  # longer than any E.164 number with a 2-digit international prefix
+        seps = set(candidate).difference(_NOT_SEPARATORS)
+        dotted_quad = len(groups) == 4 and candidate[0] != "+" and all(len(g) <= 3 for g in groups)
+        if seps == {"."} and (len(groups) == 2 or dotted_quad):
+            return None  # 0123456.12, +35236450.6 are decimals; 016.016.016.016 is a (bad) IPv4 address
+        if candidate[0] == "+":
+            if "/" in seps:
+                return None  # + 9.0.241/242 is a changelog line; E.164 numbers have no slashes
+            if "(0)" in candidate:
+                n -= 1
+            if not 8 <= n <= 15 or not _country_code_ok(digits.replace("0", "", 1) if "(0)" in candidate else digits):
+                return None  # E.164: at most 15 digits, an assigned country code (+4294967296 is a number)
+            if seps == {"."} and len(groups) > 1 and all(len(g) == 3 for g in groups[1:]):
+                return "word"  # +12.345.678 is a signed number with thousands separators, unless "Tel.:"
+            return "intl"
+        if _looks_like_date(groups, candidate) or candidate.count("/") > 1:
+            return None  # 01-02-2024 12:30, 03/15/2024
+        if "." in seps and seps != {"."}:
+            return None  # 15.03.2024 12:30, 1.234,56: dots mix with other separators only in numbers
+        many = len(groups) > 1
+        # international prefix from a national network: 00 44 …, 0044 …, 011 44 …, 0011 61 …
+        if digits[:2] == "00" or groups[0] in _IDD_GROUPS:
+            rest = digits[len(groups[0]) :] if groups[0] in _IDD_GROUPS else digits[2:]
+            if 7 <= len(rest) <= 15 and rest[0] != "0":
+                return "intl" if many else "word"
+            if digits[:2] == "00":
+                return None
+        # NANP: (415) 555-0132, 415-555-0132, 415.555.0132, 1-800-555-0132; with spaces only after a phone word
+        nanp = digits[1:] if n == 11 and digits[0] == "1" else digits
+        if len(nanp) == 10 and nanp[0] in "23456789" and nanp[3] in "23456789":
+            tail = [len(g) for g in groups[-3:]]
+            if tail == [3, 3, 4] and ("(" in candidate or seps in ({"-"}, {"."})):
+                return "national"
+            if tail == [3, 3, 4] or not many:
+                return "word"
+        if digits[0] == "0":  # trunk prefix 0: UK, DE, FR, NL, SE, CH, JP, CN, KR, IN, BR, AR, AU (and IT)
+            if not 9 <= n <= 12:
+                return None
+            if many and all(len(g) >= 2 for g in groups):
+                return "national"
+            return "word"
+        if digits[0] == "8" and n == 11 and groups[0] == "8" and ("(" in candidate or "-" in seps):
+            return "national"  # Russia's trunk 8: 8 (495) 123-45-67
+        if candidate[0] == "(" and 10 <= n <= 11 and len(groups[0]) in (2, 3) and len(groups) >= 3:
+            return "national"  # Brazil/Mexico: (11) 91234-5678, (55) 1234-5678
+        if 9 <= n <= 13 and all(len(g) >= 2 for g in groups[1:]):
+            return "word"  # ES 912 345 678, PL, IT mobile, IN, MX, CN 138 1234 5678, bare runs; not 978-3-16-148410-0
+        return None
 
     def _after_iban_prefix(self, text: str, start: int) -> bool:
         return start > 5 and text[start - 1] == " " and bool(self.p.iban_prefix.search(text, max(0, start - 48), start))
-
-    def _intl_phone_span(self, start: int, candidate: str) -> tuple[int, int] | None:
-        """``+CC …`` with 8–15 digits (E.164); groups past the 15th digit are left out (a year may follow)."""
-        pieces = self.p.phone_groups.split(candidate)  # groups, with the separators between them
-        while len(pieces) > 1 and _digit_count("".join(pieces).replace("(0)", "")) > 15:
-            pieces = pieces[:-2]
-        body = "".join(pieces)
-        if not 8 <= _digit_count(body.replace("(0)", "")) <= 15:
-            return None
-        groups, seps = pieces[::2], set(pieces[1::2])
-        if seps == {"."} and len(groups) > 1 and all(len(g) == 3 for g in groups[1:]):
-            return None  # +12.345.678 is a signed number with thousands separators
-        return start, start + len(body)
-
-    @staticmethod
-    def _nanp_parts(candidate: str) -> tuple[str, str]:
-        digits = "".join(ch for ch in candidate if ch.isdigit())
-        if len(digits) == 11:
-            digits = digits[1:]
-        return digits[:3], digits[3:6]
-
-    def _trunk_phone_ok(self, candidate: str) -> bool:
-        """National numbers with a trunk 0 (UK, DE, FR, …): 10–12 digits in groups of at least two."""
-        if candidate.lstrip("(")[1] == "0":  # 00… is an international prefix, not an area code
-            return False
-        if candidate.count("/") > 1:
-            return False  # 03/15/2024 is a date
-        groups = self.p.digit_groups.findall(candidate)
-        if not 2 <= len(groups) <= 6 or any(len(g) < 2 for g in groups):
-            return False
-        return 10 <= sum(len(g) for g in groups) <= 12
 
     def _find_card(self, text: str, windows: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         for pos, endpos in windows:
             for m in self.p.card.finditer(text, pos, endpos):
                 span = self._card_span(m.start(), m.group())
-                if span and not self._after_iban_prefix(text, span[0]):
+                if span and self._card_context_ok(text, *span):
                     yield span
+
+    def _card_context_ok(self, text: str, start: int, end: int) -> bool:
+        """Barcodes and labelled ids are not cards, unless a card word says otherwise."""
+        if self._after_iban_prefix(text, start):
+            return False
+        if start and text[start - 1] in "#@$€£":
+            return self._card_word_near(text, start, end)
+        digits = text[start:end]
+        # GS1 keys (UPC-A, EAN-13, GTIN-14) are printed as bare digits; a grouped 4-6-4 run is a card
+        barcode = len(digits) in (12, 13, 14) and digits.isdigit() and gs1_valid(digits)
+        if barcode or self._id_label_before(text, start):
+            return self._card_word_near(text, start, end)
+        return True
 
     def _card_span(self, start: int, candidate: str) -> tuple[int, int] | None:
         """Try the candidate, then its prefixes at group boundaries (a CVV or a year may follow the number)."""
@@ -514,7 +804,7 @@ class PIIRedactor:
             return None  # cards are grouped 4-4-4-4(-3), 4-6-5, 4-6-4; other groupings are ISBNs, IDs, tables
         for n in range(len(groups), 0, -1):
             digits = "".join(g for g, _ in groups[:n])
-            if len(digits) < 13:
+            if len(digits) < 12:
                 break
             if luhn_valid(digits) and card_brand_ok(digits):
                 return start, start + groups[n - 1][1]
@@ -546,7 +836,7 @@ class PIIRedactor:
                     break
                 chars.append(ch)
                 pos += 1
-            if len(chars) != length or (pos < n and text[pos].isalnum()):
+            if len(chars) != length or (pos < n and text[pos].isascii() and text[pos].isalnum()):
                 continue  # too short, or the run goes on: not this country's IBAN
             if iban_valid("".join(chars)):
                 yield start, pos
@@ -564,7 +854,11 @@ class PIIRedactor:
         if "earer" in text or "asic" in text or "EARER" in text or "ASIC" in text:
             for m in p.auth_header.finditer(text):
                 if any(ch.isdigit() for ch in m.group(1)):  # "basic understanding" is prose
-                    yield m.span(1)
+                    start, end = m.span(1)
+                    if end == len(text) or text[end].isspace():
+                        while text[end - 1] == ".":
+                            end -= 1  # the full stop of the sentence
+                    yield start, end
         for i in _find_all(text, "://"):
             m = p.url_credentials.match(text, i)
             if m and self._literal_secret(m.group(1)):
@@ -597,25 +891,48 @@ class PIIRedactor:
             if value is not None:
                 return m.span(group) if self._literal_secret(value) else None
         value = m.group("bare").rstrip(".")  # a full stop ends the sentence, not the value
-        if not self._literal_secret(value) or len(value) < 4 or value.startswith(_PATH_PREFIXES):
+        if not self._literal_secret(value) or len(value) < 4:
             return None
-        if self.p.identifier.fullmatch(value):
+        if value.startswith(_PATH_PREFIXES) and self._path_like(value):
+            return None  # PWD=/home/user; a random value that starts with "/" is still a secret
+        if self.p.identifier.fullmatch(value) and not self._random_looking(value):
             # a name, not a literal: ``password = user_password`` in code, ``the secret: patience`` in prose;
             # only ``KEY=value`` (env files, query strings) and ``key: value`` config lines count
             sep = m.group("sep")
             line_start = text.rfind("\n", 0, m.start()) + 1
             prefix = text[line_start : m.start()].strip(" \t\"'-")
-            config_line = prefix in ("", "export") and sep.strip() == ":"
-            if "." in value or not (sep == "=" or config_line):
+            line_end = text.find("\n", m.end())
+            rest = text[m.end() : line_end if line_end != -1 else len(text)].strip()
+            # "get_cache_token: Returns the current …" is a docstring line, not a YAML value
+            config_line = prefix in ("", "export") and sep.strip() == ":" and (not rest or rest[0] == "#")
+            # KEY=value in an env file or shell line, ?password=…&, --password=…; not f(password=name)
+            env_line = sep == "=" and (prefix in ("", "export") or text[m.start() - 1 : m.start()] in ("?", "&", "-"))
+            called = text[m.end("bare") : m.end("bare") + 1] == "("
+            if "." in value or called or not (env_line or config_line):
                 return None
         elif value.isdigit() and len(value) < 6:
             return None  # max_token: 4096
         start = m.start("bare")
         return start, start + len(value)
 
+    def _random_looking(self, value: str) -> bool:
+        """A run of letters and digits with no word structure (``wJalrXUtnFEMIK7MDENG``, hex), not a name.
+
+        Names split into few long pieces (``userPassword`` → user, Password); random alphanumerics into many
+        short ones (measured on 40-character base62 values: ~2 characters per piece; names: ≥ 4).
+        """
+        if len(value) < 12 or "_" in value or "." in value:
+            return False
+        return len(value) < 3.5 * len(self.p.word_pieces.findall(value))
+
+    def _path_like(self, value: str) -> bool:
+        """``/home/user``, ``./config/db.yaml``: every segment reads as a file or folder name."""
+        segments = [s for s in value.split("/") if s]
+        return all(self.p.path_segment.fullmatch(s) for s in segments)
+
     def _literal_secret(self, value: str) -> bool:
         v = value.strip()
-        if not v or v.lower() in _NOT_SECRET_VALUES or v.startswith(_PLACEHOLDER_PREFIXES):
+        if len(v) < 4 or v.lower() in _NOT_SECRET_VALUES or v.startswith(_PLACEHOLDER_PREFIXES):
             return False
         return not self.p.redacted.fullmatch(v)  # already masked: ****, xxxx
 
