@@ -41,7 +41,8 @@ def print_result(result: dict) -> None:
     from flows.commands.curate import print_summary
     from flows.runtime import console
 
-    print_summary({"sources": result["curation"]["sources"], "report": result["report"]})
+    curation = result["curation"]
+    print_summary({"sources": curation["sources"], "warnings": curation.get("warnings"), "report": result["report"]})
     if result.get("dedup"):
         console.print(f"dedup: {_dedup_line(result['dedup'])}")
     if result.get("tokenize"):
