@@ -248,9 +248,10 @@ def curation_section(
         lines += [
             f"#### {a.source}: documents in → out per stage",
             "",
+            "Stage read: records a reader could not turn into documents (read errors).",
+            "",
             "| stage | in | dropped | out | out % of read |",
             "|---|---:|---:|---:|---:|",
-            f"| read | — | — | {a.read:,} | {pct(a.read, a.read)} |",
         ]
         for row in stage_rows(a):
             lines.append(
