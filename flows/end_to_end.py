@@ -172,7 +172,8 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
     if results.get("plan"):
         plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
-        add_section(layout, "plan", "## Plan\n\n" + demote_headings(plan_md), results["plan"])
+        # plan.md's "# Training plan: …" becomes this section's "## …", its sections "### …"
+        add_section(layout, "plan", demote_headings(plan_md) if plan_md else "## Plan\n", results["plan"])
     if results.get("train"):
         train_dir = Path(recipe.train_config().output)
         train_md = (
@@ -185,7 +186,7 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
             train_md,
             train_dir.relative_to(layout.root).as_posix() if train_dir.is_relative_to(layout.root) else str(train_dir),
         )
-        add_section(layout, "train", "## Training\n\n" + demote_headings(train_md), results["train"])
+        add_section(layout, "train", demote_headings(train_md) if train_md else "## Training\n", results["train"])
     summary = run_summary(results)
     add_section(layout, "summary", summary, {"funnel": funnel_numbers(results)})
     publish_stage_artifacts(layout, results)

@@ -178,9 +178,15 @@ def _stage_order(account: SourceAccount) -> list[str]:
     return [s for s in STAGE_ORDER if s in account.dropped] + sorted(set(account.dropped) - set(STAGE_ORDER))
 
 
+def printable(text: str) -> str:
+    """Control and other unprintable characters (a binary payload's snippet) shown as U+FFFD, so report.md
+    stays a text file that viewers and ``grep`` treat as text."""
+    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
+
+
 def _example_line(row: dict[str, Any]) -> str:
     # examples are redacted (pipeline.accounting); cut at a space so no placeholder is halved
-    snippet = cut_at_token(" ".join(str(row.get("snippet") or "").split()), 160)
+    snippet = printable(cut_at_token(" ".join(str(row.get("snippet") or "").split()), 160))
     score = row.get("score")
     parts = [f"`{row.get('id')}`"]
     if isinstance(score, (int, float)):
@@ -190,7 +196,7 @@ def _example_line(row: dict[str, Any]) -> str:
     if row.get("duplicate_of"):
         parts.append(f"duplicate of `{row['duplicate_of']}`")
     if row.get("read_error_detail") and not snippet:
-        snippet = cut_at_token(" ".join(str(row["read_error_detail"]).split()), 160)
+        snippet = printable(cut_at_token(" ".join(str(row["read_error_detail"]).split()), 160))
     return f"  - {' · '.join(parts)}: {snippet or '(empty)'}"
 
 
@@ -272,7 +278,7 @@ def curation_section(
     pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: -sum(a.pii.get(t, 0) for a in accounts))
     if pii_types:
         lines += [
-            "Placeholders written in kept documents (text and metadata, URLs included), by type.",
+            "Placeholders the pii stage wrote, by type (text and metadata, URLs included; counted before dedup).",
             "",
             "| source | " + " | ".join(pii_types) + " | total |",
             "|---|" + "---:|" * (len(pii_types) + 1),

@@ -31,6 +31,7 @@ def web_account() -> SourceAccount:
                     "duplicate_of": "rec-3",
                 }
             ],
+            "extract/binary_payload": [{"id": "rec-9", "score": 0.6, "snippet": "PNG\x00\x1a\x07 data"}],
         },
         input_files={"listed": 5, "with_documents": 4, "skipped_by_extension": {"pdf": 1}, "empty": 0},
         pii={"email": 12, "phone": 3},
@@ -55,6 +56,7 @@ def test_curation_section_tables(tmp_path: Path) -> None:
     assert "| web | 5 | 4 | 0 | .pdf 1 |" in markdown
     example = next(line for line in markdown.splitlines() if "rec-7" in line)
     assert "<http://example.org/a?page=2>" in example and "duplicate of `rec-3`" in example
+    assert "PNG\ufffd\ufffd\ufffd data" in markdown and "\x00" not in markdown  # report.md stays text
     assert payload["pii"] == {"web": {"email": 12, "phone": 3}}
     assert payload["stages"]["web"][1] == {"stage": "extract", "in": 1000, "out": 900, "dropped": 100}
     assert "### Warnings" in markdown and "1 input files skipped by extension (.pdf 1)" in markdown
