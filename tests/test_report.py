@@ -113,3 +113,51 @@ def test_plan_says_what_fits_means_and_puts_blocking_first() -> None:
     assert verdict_part.index("**Blocking**") < verdict_part.index(f"- {no_shape.verdicts[0]}")
     assert "activations not counted" in markdown.split("## Memory per GPU", 1)[1]
     assert "C = 6·N·D" in markdown and "training FLOPs (palm convention)" in markdown
+
+
+def test_plan_cli_prints_blocking_first_and_the_activation_caveat() -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    blocked = CliRunner().invoke(app, ["plan", "--params", "175B", "--tokens", "300B"])  # does not fit on one H100
+    assert blocked.exit_code == 0, blocked.output
+    out = blocked.output
+    assert out.index("blocking:") < out.index("compute-optimal") < out.index("• under-trained")
+    assert "activations not counted" in out  # a parameter count only: no shape for activations
+    assert "Chinchilla convention" in out
+    shaped = CliRunner().invoke(app, ["plan", "--model", "1b", "--gpu", "H200", "--tokens", "22B"])
+    assert "fits; activations estimated" in " ".join(shaped.output.split())
+
+
+def test_stage_artifacts_have_descriptions_and_no_image_links(tmp_path: Path, monkeypatch) -> None:
+    import flows.end_to_end as e2e
+
+    published = []
+    monkeypatch.setattr(e2e, "create_markdown_artifact", lambda **kw: published.append(kw))
+    layout = RunLayout.at(tmp_path)
+    (tmp_path / "plan.md").write_text("# Training plan: x\n\n## Where the plan sits\n\n![plan](plots/plan.png)\n")
+    summary = {"sources": [web_account().to_json()], "warnings": ["web: something"]}
+    e2e.publish_stage_artifacts(layout, {"curation": summary})
+    assert {a["key"] for a in published} == {"curation-funnel", "training-plan"}
+    for artifact in published:
+        assert artifact["description"] and "![" not in artifact["markdown"]
+    funnel = next(a for a in published if a["key"] == "curation-funnel")["markdown"]
+    assert "⚠ web: something" in funnel and "| web | quality | gopher_short_doc | 200 | 20.0 % |" in funnel
+
+
+def test_demo_saves_the_generated_text_and_names_the_sample(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from flows.commands.demo import record_demo
+    from pipeline.report import write_report
+
+    layout = RunLayout.at(tmp_path / "run")
+    layout.root.mkdir()
+    write_report(layout, "demo", {"curation": ("## Curation\n", {})})
+    info = SimpleNamespace(pages=400, domain_docs=60)
+    record_demo(str(layout.root), str(tmp_path / "sample"), info, "The company reported", "The company reported a")
+    assert (layout.root / "generated_sample.txt").read_text().endswith("The company reported a\n")
+    report = layout.report_md.read_text()
+    assert "## Demo" in report and str(tmp_path / "sample") in report and "(generated_sample.txt)" in report
+    assert json.loads(layout.report_json.read_text())["demo"]["generated_file"] == "generated_sample.txt"

@@ -165,3 +165,43 @@ def test_the_cli_prints_the_warnings_and_logs_them(tmp_path: Path) -> None:
     assert "warning:" in output and "set options.text_key" in output
     assert "WARNING" in output  # the flow logger's line (Prefect's console handler)
     assert "Traceback" not in output
+
+
+def test_every_reader_counts_skipped_and_empty_files(tmp_path: Path) -> None:
+    """WARC, JSONL and Parquet readers count skipped files per extension and empty files like the folder reader."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.config import ReaderOptions, SourceConfig
+    from pipeline.readers import build_reader
+
+    def stats(kind: str, path: Path, pattern: str | None = None) -> dict:
+        options = ReaderOptions(glob=pattern) if pattern else ReaderOptions()
+        reader = build_reader(SourceConfig(name="s", kind=kind, path=str(path), options=options))
+        docs = list(reader.run(None, 0, 1))
+        return {k: v.total for k, v in reader.stats.stats.items()} | {"docs": len(docs)}
+
+    rows = tmp_path / "rows"
+    rows.mkdir()
+    write_rows(rows / "a.jsonl", "text")
+    (rows / "empty.jsonl").write_bytes(b"")
+    (rows / "blank.jsonl").write_text("\n \n")
+    (rows / "notes.md").write_text("not a JSONL file")
+    got = stats("jsonl", rows)
+    assert got["empty_files"] == 2 and got["skipped_files"] == 1 and got["skipped_ext_md"] == 1
+    assert got["docs"] == len(MODULES) and got["input_files"] == 4
+
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    pq.write_table(pa.table({"text": [pydoc_text("json")]}), tables / "one.parquet")
+    pq.write_table(pa.table({"text": pa.array([], pa.string())}), tables / "none.parquet")
+    (tables / "README").write_text("about these tables")
+    got = stats("parquet", tables)
+    assert got["docs"] == 1 and got["empty_files"] == 1 and got["skipped_ext_none"] == 1
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    (crawl / "empty.warc.gz").write_bytes(b"")
+    (crawl / "index.csv").write_text("url,status\n")
+    got = stats("warc", crawl, "*")
+    assert got["empty_files"] == 1 and got["skipped_ext_csv"] == 1 and got["docs"] == 0

@@ -169,8 +169,8 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
     ]
     for key, value in rows:
         table.add_row(f"[bold]{key}[/bold]", value)
-    console.print(table)
-    for problem in blocking:  # first: what stops training matters more than the other verdicts
+    for problem in blocking:  # first: what stops training matters more than the figures and other verdicts
         console.print(f"[red]blocking:[/red] {problem}", highlight=False)
+    console.print(table)
     for verdict in result.verdicts:
         console.print(f"• {verdict}", highlight=False)
