@@ -40,7 +40,7 @@ def memory_verdict(memory) -> str:  # noqa: ANN001 - training.budget.Memory
     """ "fits"/"does not fit" with what the estimate counts: every place that says "fits" says this."""
     verdict = "fits" if memory.fits else "does not fit"
     if memory.activations_estimated:
-        return f"{verdict}; activations estimated (Korthikanti et al. 2022), not measured"
+        return f"{verdict}; activations estimated after Korthikanti et al. 2022, not measured"
     return f"{verdict} counting optimizer, weight and gradient states only: activations not counted (no model shape)"
 
 
