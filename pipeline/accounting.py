@@ -83,7 +83,8 @@ def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
     (extension → files; ``none``: a name without one) and ``empty`` (files that gave no record at all).
 
     Files are not documents: a skipped or empty file adds nothing to ``read``, so ``read == kept + dropped``
-    stays about documents; ``listed == with_documents + skipped + empty`` holds for the files.
+    stays about documents; ``listed == with_documents + skipped + empty`` holds for the files. Empty for a
+    reader that lists no files (a ``datasets`` split).
     """
     reader = Counter()
     for name, counter in steps.items():
@@ -95,6 +96,8 @@ def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
     if unnamed > 0:  # a reader that counted a skip without its extension
         skipped["unknown"] = unnamed
     listed, empty = int(reader.get("input_files", 0)), int(reader.get("empty_files", 0))
+    if "input_files" not in reader and not skipped and not empty:
+        return {}  # a reader without input files (a datasets split): nothing to count
     return {
         "listed": listed,
         "with_documents": max(0, listed - sum(skipped.values()) - empty),

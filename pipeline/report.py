@@ -243,6 +243,9 @@ def curation_section(
     ]
     for a in accounts:
         files = a.input_files or {}
+        if not files:  # a datasets split: the reader lists no files
+            lines.append(f"| {a.source} | — | — | — | — |")
+            continue
         skipped = files.get("skipped_by_extension") or {}
         skipped_txt = ", ".join(f"{_ext(e)} {n:,}" for e, n in sorted(skipped.items(), key=lambda kv: -kv[1]))
         lines.append(

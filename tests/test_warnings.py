@@ -205,3 +205,19 @@ def test_every_reader_counts_skipped_and_empty_files(tmp_path: Path) -> None:
     (crawl / "index.csv").write_text("url,status\n")
     got = stats("warc", crawl, "*")
     assert got["empty_files"] == 1 and got["skipped_ext_csv"] == 1 and got["docs"] == 0
+
+
+def test_input_file_counts_from_reader_stats() -> None:
+    from collections import Counter
+
+    from pipeline.accounting import input_file_counts
+
+    reader = "📖 - READER: 🗂 Folder of documents"
+    steps = {reader: Counter(input_files=7, skipped_files=3, skipped_ext_pdf=2, empty_files=1, documents=9)}
+    assert input_file_counts(steps) == {
+        "listed": 7,
+        "with_documents": 3,
+        "skipped_by_extension": {"pdf": 2, "unknown": 1},  # a skip counted without its extension is still shown
+        "empty": 1,
+    }
+    assert input_file_counts({"📖 - READER: 🤗 datasets (accounted)": Counter(documents=5)}) == {}
