@@ -70,9 +70,8 @@ def run_prefix(recipe_path: str, folder: str, upto: str, max_bytes: int | None) 
     out = tempfile.mkdtemp()
     steps = [build_reader(source)]
     stages = build_stages(recipe.stages_for(source), os.path.join(out, "dropped"))
-    names = ["extract", "language", "quality", "pii"]
-    for name, stage in zip(names, stages, strict=False):
-        if PREFIXES.index(name) <= PREFIXES.index(upto):
+    for stage in stages:  # a stage the recipe switches off is not in the list: its prefix adds nothing
+        if PREFIXES.index(stage.stage) <= PREFIXES.index(upto):
             steps.append(stage)
     if upto == "writer":
         steps.append(JsonlWriter(os.path.join(out, "curated"), output_filename="${rank}.jsonl.gz", compression="gzip"))
