@@ -62,19 +62,29 @@ def tokenize_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
     return run_tokenize_stage(recipe, RunLayout.at(run_dir))
 
 
+def log_warnings(logger, summary: dict) -> None:  # noqa: ANN001 - a Prefect run logger or a logging.Logger
+    """Each end-of-run warning of the curation report (``pipeline.report.curation_warnings``) as a log warning."""
+    for warning in summary.get("warnings") or []:
+        logger.warning(warning)
+
+
 def funnel_markdown(summary: dict) -> str:
-    lines = ["| source | read | kept | dropped | balanced |", "|---|---:|---:|---:|:-:|"]
+    """The curation summary as a Prefect artifact: tables only (a relative image link would not render there)."""
+    from pipeline.report import pct
+
+    lines = [f"- ⚠ {w}" for w in summary.get("warnings") or []]
+    lines += ["", "| source | read | kept | kept % | dropped | balanced |", "|---|---:|---:|---:|---:|:-:|"]
     for src in summary["sources"]:
         lines.append(
-            f"| {src['source']} | {src['read']} | {src['kept_final']} | {src['dropped_total']} |"
-            f" {'yes' if src['balanced'] else 'NO'} |"
+            f"| {src['source']} | {src['read']:,} | {src['kept_final']:,} | {pct(src['kept_final'], src['read'])} |"
+            f" {src['dropped_total']:,} | {'yes' if src['balanced'] else 'NO'} |"
         )
-    lines += ["", "| source | stage | rule | dropped |", "|---|---|---|---:|"]
+    lines += ["", "| source | stage | rule | dropped | % of read |", "|---|---|---|---:|---:|"]
     for src in summary["sources"]:
         for stage, rules in src["dropped"].items():
             for rule, count in sorted(rules.items(), key=lambda kv: -kv[1]):
-                lines.append(f"| {src['source']} | {stage} | {rule} | {count} |")
-    return "\n".join(lines)
+                lines.append(f"| {src['source']} | {stage} | {rule} | {count:,} | {pct(count, src['read'])} |")
+    return "\n".join(lines).lstrip("\n")
 
 
 def dated_output(output_root: str, when: dt.datetime | None = None) -> str:
@@ -121,8 +131,12 @@ def curate(
     output_root: str | None = None,
     tokenize: bool = False,
     corpus_manifest: str | None = None,
+    text_key: str | None = None,
+    id_key: str | None = None,
 ) -> dict:
     """Curate every source of ``recipe`` (or only ``input``, with the recipe's stages) into ``output``.
+
+    ``text_key``/``id_key``: the row fields of ``input`` (JSONL, Parquet, datasets) holding the text and the id.
 
     ``index``: a persistent dedup index folder (dedup against every earlier run, add what is kept).
     ``output_root``: write to ``<output_root>/<date>`` instead of ``output``. ``tokenize``: also write
@@ -130,7 +144,7 @@ def curate(
     """
     if output is None and output_root is not None:
         output = dated_output(output_root)
-    resolved = with_index(resolve_run(recipe, input, output), index)
+    resolved = with_index(resolve_run(recipe, input, output, text_key, id_key), index)
     with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
         return _curate_locked(resolved, overwrite, input, output_root, tokenize, corpus_manifest)
 
@@ -152,10 +166,17 @@ def _curate_locked(
     dedup = None
     if resolved.stages.dedup is not None:
         dedup = dedup_task(resolved, str(layout.root))
-        create_markdown_artifact(key="dedup-summary", markdown=_dedup_md(dedup), description="tokenmill dedup")
+        create_markdown_artifact(
+            key="dedup-summary",
+            markdown=_dedup_md(dedup),
+            description="tokenmill dedup: documents kept and dropped as duplicates, per source and rule",
+        )
     summary = account_and_report_task(resolved, str(layout.root), dedup)
+    log_warnings(logger, summary)
     create_markdown_artifact(
-        key="curation-funnel", markdown=funnel_markdown(summary), description=f"tokenmill curation of {resolved.name}"
+        key="curation-funnel",
+        markdown=funnel_markdown(summary),
+        description=f"tokenmill curation of {resolved.name}: documents read, kept and dropped per source and rule",
     )
     result: dict[str, Any] = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
     if dedup is not None:

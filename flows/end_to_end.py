@@ -175,7 +175,7 @@ def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
 @task(name="report")
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report and the one funnel: raw records → documents → tokens → steps."""
-    from pipeline.report import add_section
+    from pipeline.report import add_section, demote_headings, rebase_images
 
     layout = RunLayout.at(recipe.output_dir)
     if results.get("dedup"):
@@ -186,7 +186,8 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
     if results.get("plan"):
         plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
-        add_section(layout, "plan", "## Plan\n\n" + plan_md.split("\n", 1)[-1], results["plan"])
+        # plan.md's "# Training plan: …" becomes this section's "## …", its sections "### …"
+        add_section(layout, "plan", demote_headings(plan_md) if plan_md else "## Plan\n", results["plan"])
     if results.get("train"):
         train_dir = Path(recipe.train_config().output)
         train_md = (
@@ -194,7 +195,12 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
             if (train_dir / "train_report.md").exists()
             else ""
         )
-        add_section(layout, "train", "## Training\n\n" + train_md.split("\n", 1)[-1], results["train"])
+        # train_report.md's images are relative to the training folder; report.md sits in the run directory
+        train_md = rebase_images(
+            train_md,
+            train_dir.relative_to(layout.root).as_posix() if train_dir.is_relative_to(layout.root) else str(train_dir),
+        )
+        add_section(layout, "train", demote_headings(train_md) if train_md else "## Training\n", results["train"])
     summary = run_summary(results)
     add_section(layout, "summary", summary, {"funnel": funnel_numbers(results)})
     publish_stage_artifacts(layout, results)
@@ -202,24 +208,40 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
 
 
 def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
-    """One markdown artifact per stage in the Prefect UI (kept/dropped by rule, mix, plan, training)."""
+    """One markdown artifact per stage in the Prefect UI (kept/dropped by rule, mix, plan, training), each with
+    a description and without image links (``without_images``: they would not render there)."""
     from flows.curate import funnel_markdown
+    from pipeline.report import without_images
+
+    def publish(key: str, markdown: str, description: str) -> None:
+        create_markdown_artifact(key=key, markdown=without_images(markdown), description=description)
 
     if results.get("curation"):
-        create_markdown_artifact(key="curation-funnel", markdown=funnel_markdown(results["curation"]))
+        publish(
+            "curation-funnel",
+            funnel_markdown(results["curation"]),
+            "tokenmill curation: documents read, kept and dropped per source and rule",
+        )
     if results.get("dedup"):
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
-        create_markdown_artifact(
-            key="dedup-summary", markdown=dedup_report_md(DedupResult.model_validate(results["dedup"]))
+        publish(
+            "dedup-summary",
+            dedup_report_md(DedupResult.model_validate(results["dedup"])),
+            "tokenmill dedup: documents kept and dropped as duplicates",
         )
     if results.get("tokenize"):
-        create_markdown_artifact(key="token-mix", markdown=shards_markdown(results["tokenize"]))
+        description = "tokenmill token shards: tokens per source and split"
+        publish("token-mix", shards_markdown(results["tokenize"]), description)
     if (layout.root / "plan.md").exists():
-        create_markdown_artifact(key="training-plan", markdown=(layout.root / "plan.md").read_text(encoding="utf-8"))
+        publish(
+            "training-plan",
+            (layout.root / "plan.md").read_text(encoding="utf-8"),
+            "tokenmill training plan: Chinchilla budget check, verdicts, memory per GPU",
+        )
     train_report = layout.root / "train" / "train_report.md"
     if results.get("train") and train_report.exists():
-        create_markdown_artifact(key="training-summary", markdown=train_report.read_text(encoding="utf-8"))
+        publish("training-summary", train_report.read_text(encoding="utf-8"), "tokenmill training: steps, loss, time")
 
 
 def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
@@ -242,29 +264,64 @@ def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def shards_markdown(manifest: dict[str, Any]) -> str:
-    lines = ["## Token shards", "", f"dtype {manifest.get('dtype')}, vocab {manifest.get('vocab_size')}", ""]
+    """Tokens per source and split as a table, the mix's repeats explained, the tokenizer's warnings."""
+    lines = ["## Token shards", "", f"dtype {manifest.get('dtype')}, vocab {manifest.get('vocab_size'):,}", ""]
     sources = manifest.get("sources") or {}
-    if isinstance(sources, dict) and sources:
-        lines += ["| source | details |", "|---|---|"]
-        for name, info in sources.items():
-            brief = (
-                {k: v for k, v in info.items() if k in ("tokens", "documents", "share", "repeats")}
-                if isinstance(info, dict)
-                else info
+    rows = {name: info for name, info in sources.items() if isinstance(info, dict)} if isinstance(sources, dict) else {}
+    if rows:
+        lines += [
+            "| source | train tokens (unique) | train tokens (mixed) | repeats | share requested → achieved "
+            "| held-out tokens | documents train / held-out / mixed |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, info in rows.items():
+            tokens, docs = info.get("tokens") or {}, info.get("documents") or {}
+            lines.append(
+                f"| {name} | {_num(tokens.get('train'))} | {_num(tokens.get('mixed'))} | {_num(info.get('repeats'), 2)}"
+                f" | {_share(info.get('requested_share'))} → {_share(info.get('achieved_share'))}"
+                f" | {_num(tokens.get('heldout'))} | {_num(docs.get('train'))} / {_num(docs.get('heldout'))} /"
+                f" {_num(docs.get('mixed'))} |"
             )
-            lines.append(f"| {name} | `{json.dumps(brief, default=str)[:300]}` |")
+        totals = manifest.get("totals") or {}
+        if totals:
+            lines.append(
+                f"| **total** | | **{_num(totals.get('train_tokens'))}** | | | **{_num(totals.get('heldout_tokens'))}**"
+                f" | {_num(totals.get('train_documents'))} (mixed) / {_num(totals.get('heldout_documents'))} |"
+            )
+        lines += [
+            "",
+            "Unique train tokens are the source's own documents in the train split; mixed tokens are what the "
+            "train split holds after the mix. repeats = mixed / unique: above 1 the source is upsampled (its "
+            "documents are written more than once — upsampled repeats are extra copies of the same documents, "
+            "not new text), below 1 downsampled. Held-out documents are never mixed or repeated.",
+            "",
+        ]
     for warning in manifest.get("warnings") or []:
         lines.append(f"- ⚠ {warning}")
     return "\n".join(lines) + "\n"
 
 
+def _num(value: Any, digits: int = 0) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "—" if value is None else str(value)
+    return f"{value:,.{digits}f}"
+
+
+def _share(value: Any) -> str:
+    return f"{100 * value:.1f} %" if isinstance(value, (int, float)) else "—"
+
+
 def run_summary(results: dict[str, Any]) -> str:
+    """The run in one table: records read → documents kept → tokens → steps, numbers rounded."""
     numbers = funnel_numbers(results)
     lines = ["## Run summary", "", "| step | amount |", "|---|---:|"]
     for key, value in numbers.items():
-        lines.append(
-            f"| {key.replace('_', ' ')} | {json.dumps(value, default=str) if isinstance(value, dict) else value} |"
-        )
+        if key == "tokens" and isinstance(value, dict):
+            for name, amount in value.items():
+                lines.append(f"| {name.replace('_', ' ')} | {_num(amount)} |")
+            continue
+        shown = _num(value, 3) if key == "final_loss" else _num(value)
+        lines.append(f"| {key.replace('_', ' ')} | {shown} |")
     return "\n".join(lines) + "\n"
 
 
@@ -333,6 +390,8 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
         progress.advance()
 
     results["curation"] = account_stage(resolved)
+    for warning in results["curation"].get("warnings") or []:
+        logger.warning(warning)
     progress.advance()
 
     if resolved.stages.tokenize is not None:

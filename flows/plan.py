@@ -37,5 +37,11 @@ def plan(options: dict[str, Any] | None = None, recipe: str | None = None, outpu
         logger.info("report: %s", paths["markdown"])
     else:
         markdown = render_markdown(result, png=None, blocking=blocking)
-    create_markdown_artifact(key="training-plan", markdown=markdown, description="tokenmill budget check")
+    from pipeline.report import without_images  # a relative image link does not render in the Prefect UI
+
+    create_markdown_artifact(
+        key="training-plan",
+        markdown=without_images(markdown),
+        description="tokenmill budget check: verdicts (blocking first), compute, memory per GPU",
+    )
     return result.to_dict() | {"blocking": blocking}

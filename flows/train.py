@@ -75,9 +75,11 @@ def train(
         raise RuntimeError(f"training exited with code {code}:\n" + "\n".join(tail[-15:]))
     output = Path(settings.output)
     report = json.loads((output / "train_report.json").read_text(encoding="utf-8"))
+    from pipeline.report import without_images  # a relative image link does not render in the Prefect UI
+
     create_markdown_artifact(
         key="training-summary",
-        markdown=(output / "train_report.md").read_text(encoding="utf-8"),
+        markdown=without_images((output / "train_report.md").read_text(encoding="utf-8")),
         description=f"tokenmill training run {output}",
     )
     return report["summary"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from pipeline.base import redact_row
 from pipeline.layout import RunLayout
 
 EXAMPLES_PER_RULE = 3
+EXAMPLE_KEYS = ("id", "url", "score", "snippet", "duplicate_of", "read_error_detail")
 
 
 class ReadLedger(PipelineStep):
@@ -52,16 +54,69 @@ class AccountingError(RuntimeError):
     """``read != kept + dropped`` for some source: a document went missing."""
 
 
-def ledger_totals(logs_dir: Path) -> dict[str, int]:
-    """Sum the ledger counters over every rank's stats file in a datatrove logging dir."""
-    totals: Counter[str] = Counter()
+def step_totals(logs_dir: Path) -> dict[str, Counter[str]]:
+    """Every step's counters summed over the ranks' stats files in a datatrove logging dir, by step name
+    (datatrove saves a step's name as ``"<type>: <name>"``)."""
+    totals: dict[str, Counter[str]] = defaultdict(Counter)
     for stats_file in sorted((logs_dir / "stats").glob("*.json")):
         for step in json.loads(stats_file.read_text()):
-            # datatrove saves a step's name as "<type>: <name>"
-            if str(step.get("name", "")).endswith((ReadLedger.name, KeptLedger.name)):
-                for label, value in step.get("stats", {}).items():
-                    totals[label] += int(value["total"] if isinstance(value, dict) else value)
+            counter = totals[str(step.get("name", ""))]
+            for label, value in step.get("stats", {}).items():
+                number = value["total"] if isinstance(value, dict) else value
+                if isinstance(number, (int, float)):
+                    counter[label] += number
     return dict(totals)
+
+
+def ledger_totals(logs_dir: Path, steps: dict[str, Counter[str]] | None = None) -> dict[str, int]:
+    """Sum the ledger counters over every rank's stats file in a datatrove logging dir."""
+    totals: Counter[str] = Counter()
+    for name, counter in (step_totals(logs_dir) if steps is None else steps).items():
+        if name.endswith((ReadLedger.name, KeptLedger.name)):
+            for label, value in counter.items():
+                totals[label] += int(value)
+    return dict(totals)
+
+
+def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
+    """What the reader did with the files it listed: ``listed``, ``with_documents``, ``skipped_by_extension``
+    (extension → files; ``none``: a name without one) and ``empty`` (files that gave no record at all).
+
+    Files are not documents: a skipped or empty file adds nothing to ``read``, so ``read == kept + dropped``
+    stays about documents; ``listed == with_documents + skipped + empty`` holds for the files. Empty for a
+    reader that lists no files (a ``datasets`` split).
+    """
+    reader = Counter()
+    for name, counter in steps.items():
+        if "READER" in name:  # the reader step's type is datatrove's "📖 - READER"
+            reader.update(counter)
+    prefix = "skipped_ext_"
+    skipped = {label.removeprefix(prefix): int(n) for label, n in sorted(reader.items()) if label.startswith(prefix)}
+    unnamed = int(reader.get("skipped_files", 0)) - sum(skipped.values())
+    if unnamed > 0:  # a reader that counted a skip without its extension
+        skipped["unknown"] = unnamed
+    listed, empty = int(reader.get("input_files", 0)), int(reader.get("empty_files", 0))
+    if "input_files" not in reader and not skipped and not empty:
+        return {}  # a reader without input files (a datasets split): nothing to count
+    return {
+        "listed": listed,
+        "with_documents": max(0, listed - sum(skipped.values()) - empty),
+        "skipped_by_extension": skipped,
+        "empty": empty,
+    }
+
+
+def pii_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
+    """Replacements by PII type (text and metadata, URL included), from the PII step's ``pii_<type>`` counters."""
+    counts: Counter[str] = Counter()
+    for counter in steps.values():
+        for label, n in counter.items():
+            if label.startswith("pii_"):
+                counts[label.removeprefix("pii_")] += int(n)
+    return dict(counts.most_common())
+
+
+_FIELDS = re.compile(r"\((?:fields|columns): ([^)]*)\)")
 
 
 def iter_drop_rows(drops_dir: Path):
@@ -80,6 +135,9 @@ class SourceAccount:
     kept_final: int = 0
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> rule -> count
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # "stage/rule" -> rows
+    input_files: dict[str, Any] = field(default_factory=dict)  # input_file_counts(): files, not documents
+    pii: dict[str, int] = field(default_factory=dict)  # PII type -> replacements
+    missing_text_fields: dict[str, int] = field(default_factory=dict)  # field -> missing_text rows that had it
 
     @property
     def dropped_total(self) -> int:
@@ -106,18 +164,28 @@ def count_documents(folder: Path) -> int:
 
 def account_source(layout: RunLayout, source: str) -> SourceAccount:
     """Build one source's ledger from the run directory."""
-    totals = ledger_totals(layout.logs("curate", source))
+    steps = step_totals(layout.logs("curate", source))
+    totals = ledger_totals(layout.logs("curate", source), steps)
     account = SourceAccount(source=source, read=totals.get("read", 0), kept_curated=totals.get("kept", 0))
+    account.input_files = input_file_counts(steps)
+    account.pii = pii_counts(steps)
     dropped: dict[str, Counter[str]] = defaultdict(Counter)
+    fields: Counter[str] = Counter()
     for row in iter_drop_rows(layout.dropped(source)):
         dropped[row["stage"]][row["rule"]] += 1
+        if row["rule"] == "missing_text":
+            # the reader's detail lists the row's fields: what to set options.text_key to
+            found = _FIELDS.search(str(row.get("read_error_detail") or ""))
+            if found:
+                fields.update(f.strip() for f in found.group(1).split(",") if f.strip())
         key = f"{row['stage']}/{row['rule']}"
         examples = account.examples.setdefault(key, [])
         if len(examples) < EXAMPLES_PER_RULE:
-            example = {k: row.get(k) for k in ("id", "url", "score", "snippet", "duplicate_of") if k in row}
+            example = {k: row.get(k) for k in EXAMPLE_KEYS if k in row}
             # drop rows are redacted when written; again here, so the report never depends on who wrote them
             examples.append(redact_row(example))
     account.dropped = {stage: dict(rules) for stage, rules in dropped.items()}
+    account.missing_text_fields = dict(fields.most_common(20))
     deduped = layout.deduped(source)
     account.kept_final = count_documents(deduped) if deduped.is_dir() else account.kept_curated
     return account

@@ -31,7 +31,12 @@ class ReaderOptions(StrictModel):
     recursive: bool = True
     glob: str | None = Field(default=None, description="pattern of files inside a folder path")
     split: str = "train"
-    max_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="larger records are dropped as too_large")
+    max_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        gt=0,
+        description="larger records are dropped as read/too_large (8 MiB: one document then costs at most "
+        "~130 MB of memory in the stages; docs/readers.md)",
+    )
     limit: int = Field(default=-1, description="read at most this many documents per rank (-1: all)")
 
 
@@ -125,12 +130,24 @@ class StagesConfig(StrictModel):
     tokenize: TokenizeConfig | None = None  # type: ignore[valid-type]
 
 
+class ReportConfig(StrictModel):
+    """What the end-of-run report warns about (``report:`` in a recipe)."""
+
+    warn_drop_share: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="warn when one rule drops more than this share of a source's documents (0.5: more than half)",
+    )
+
+
 class Recipe(StrictModel):
     name: str
     output_dir: str = Field(description="the run directory; relative paths are taken from the working directory")
     sources: list[SourceConfig] = Field(min_length=1)
     stages: StagesConfig = StagesConfig()
     executor: ExecutorConfig = ExecutorConfig()
+    report: ReportConfig = Field(default=ReportConfig(), description="end-of-run warnings (docs/report.md)")
     plan: PlanOptions | None = Field(default=None, description="budget-check options (docs/plan.md)")  # type: ignore[valid-type]
     train: dict[str, Any] | None = Field(
         default=None, description="training options (docs/train.md); shards and output come from the run directory"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,26 +107,191 @@ def _plot_lengths(lengths: list[int], path: Path) -> None:
         ax.set_title("Document length (kept)")
 
 
-def curation_section(layout: RunLayout, accounts: list[SourceAccount]) -> tuple[str, dict[str, Any]]:
-    """Markdown and JSON for the curation part of the report; writes the three plots."""
+def pct(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole``, rounded for reading (``—`` when ``whole`` is 0)."""
+    if not whole:
+        return "—"
+    share = 100 * part / whole
+    return f"{share:.0f} %" if share >= 99.95 or share == 0 else f"{share:.1f} %"
+
+
+def stage_rows(account: SourceAccount) -> list[dict[str, Any]]:
+    """Documents into and out of each stage, with the output as a share of what was read (``funnel`` order)."""
+    rows, previous = [], account.read
+    for label, remaining in funnel(account)[1:]:
+        stage = label.removeprefix("after ")
+        rows.append({"stage": stage, "in": previous, "out": remaining, "dropped": previous - remaining})
+        previous = remaining
+    return rows
+
+
+def _fields_hint(account: SourceAccount) -> str:
+    fields = ", ".join(account.missing_text_fields) or "none recorded"
+    return f"fields seen in those rows: {fields}"
+
+
+def curation_warnings(
+    accounts: list[SourceAccount], warn_drop_share: float = 0.5, text_keys: dict[str, str] | None = None
+) -> list[str]:
+    """What a run should say loudly at its end: a rule that drops more than ``warn_drop_share`` of a source
+    (``missing_text`` for every document also names the fields seen and the key to set), a source that kept
+    nothing, input files skipped by extension (per extension) and empty input files."""
+    warnings: list[str] = []
+    for a in accounts:
+        key = (text_keys or {}).get(a.source, "text")
+        if a.read and a.kept_final == 0:
+            warnings.append(f"{a.source}: nothing kept: all {a.read:,} documents read were dropped")
+        for stage in _stage_order(a):
+            for rule, n in sorted(a.dropped[stage].items(), key=lambda kv: -kv[1]):
+                if not a.read or n / a.read <= warn_drop_share:
+                    continue
+                if rule == "missing_text":
+                    every = "every document" if n == a.read else f"{n:,} of {a.read:,} documents ({pct(n, a.read)})"
+                    warnings.append(
+                        f"{a.source}: {every} read had no text field {key!r} (read/missing_text); "
+                        f"{_fields_hint(a)}; set options.text_key on the source to the field holding the text "
+                        "(curate --input: --text-key FIELD)"
+                    )
+                    continue
+                warnings.append(
+                    f"{a.source}: rule {stage}/{rule} dropped {n:,} of {a.read:,} documents ({pct(n, a.read)}), "
+                    f"more than report.warn_drop_share {warn_drop_share:g}"
+                )
+        files = a.input_files or {}
+        skipped = files.get("skipped_by_extension") or {}
+        if skipped:
+            listing = ", ".join(f"{_ext(ext)} {n:,}" for ext, n in sorted(skipped.items(), key=lambda kv: -kv[1]))
+            warnings.append(
+                f"{a.source}: {sum(skipped.values()):,} input files skipped by extension ({listing}): not read, "
+                "not documents (see docs/readers.md for what each kind reads)"
+            )
+        if files.get("empty"):
+            warnings.append(f"{a.source}: {files['empty']:,} input files are empty (no record in them)")
+    return warnings
+
+
+def _ext(ext: str) -> str:
+    return "(no extension)" if ext == "none" else f".{ext}"
+
+
+def _stage_order(account: SourceAccount) -> list[str]:
+    return [s for s in STAGE_ORDER if s in account.dropped] + sorted(set(account.dropped) - set(STAGE_ORDER))
+
+
+def printable(text: str) -> str:
+    """Control and other unprintable characters (a binary payload's snippet) shown as U+FFFD, so report.md
+    stays a text file that viewers and ``grep`` treat as text."""
+    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
+
+
+def _example_line(row: dict[str, Any]) -> str:
+    # examples are redacted (pipeline.accounting); cut at a space so no placeholder is halved
+    snippet = printable(cut_at_token(" ".join(str(row.get("snippet") or "").split()), 160))
+    score = row.get("score")
+    parts = [f"`{row.get('id')}`"]
+    if isinstance(score, (int, float)):
+        parts.append(f"score {score:.3g}")
+    if row.get("url"):
+        parts.append(f"<{row['url']}>" if " " not in str(row["url"]) else str(row["url"]))
+    if row.get("duplicate_of"):
+        parts.append(f"duplicate of `{row['duplicate_of']}`")
+    if row.get("read_error_detail") and not snippet:
+        snippet = printable(cut_at_token(" ".join(str(row["read_error_detail"]).split()), 160))
+    return f"  - {' · '.join(parts)}: {snippet or '(empty)'}"
+
+
+def curation_section(
+    layout: RunLayout,
+    accounts: list[SourceAccount],
+    warn_drop_share: float = 0.5,
+    text_keys: dict[str, str] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Markdown and JSON for the curation part of the report; writes the three plots.
+
+    ``warn_drop_share`` and ``text_keys`` (source → its ``options.text_key``) shape ``curation_warnings``.
+    """
     layout.plots.mkdir(parents=True, exist_ok=True)
     kept = kept_document_stats([layout.final_documents(a.source) for a in accounts])
     _plot_funnel(accounts, layout.plots / "funnel.png")
     _plot_languages(kept["languages"], layout.plots / "languages.png")
     _plot_lengths(kept["lengths"], layout.plots / "doc_length.png")
+    warnings = curation_warnings(accounts, warn_drop_share, text_keys)
 
-    lines = ["## Curation", "", "| source | read | kept | dropped | balanced |", "|---|---:|---:|---:|:-:|"]
+    lines = ["## Curation", ""]
+    if warnings:
+        lines += ["### Warnings", ""] + [f"- ⚠ {w}" for w in warnings] + [""]
+    lines += [
+        "Documents: every document read is kept or dropped with (stage, rule, score): read = kept + dropped.",
+        "",
+        "| source | read | kept | kept % | dropped | balanced |",
+        "|---|---:|---:|---:|---:|:-:|",
+    ]
     for a in accounts:
         lines.append(
-            f"| {a.source} | {a.read:,} | {a.kept_final:,} | {a.dropped_total:,} | {'✓' if a.balanced else '✗'} |"
+            f"| {a.source} | {a.read:,} | {a.kept_final:,} | {pct(a.kept_final, a.read)} | {a.dropped_total:,} |"
+            f" {'✓' if a.balanced else '✗'} |"
+        )
+    lines += [
+        "",
+        "### Input files",
+        "",
+        "Files, not documents: a skipped or empty file adds nothing to read; listed = with documents + skipped "
+        "+ empty.",
+        "",
+        "| source | listed | with documents | empty | skipped by extension |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for a in accounts:
+        files = a.input_files or {}
+        if not files:  # a datasets split: the reader lists no files
+            lines.append(f"| {a.source} | — | — | — | — |")
+            continue
+        skipped = files.get("skipped_by_extension") or {}
+        skipped_txt = ", ".join(f"{_ext(e)} {n:,}" for e, n in sorted(skipped.items(), key=lambda kv: -kv[1]))
+        lines.append(
+            f"| {a.source} | {files.get('listed', 0):,} | {files.get('with_documents', 0):,} |"
+            f" {files.get('empty', 0):,} | {skipped_txt or '—'} |"
         )
     lines += ["", "### Funnel", "", "![funnel](plots/funnel.png)", ""]
     for a in accounts:
-        lines += [f"**{a.source}**", "", "| stage | rule | dropped |", "|---|---|---:|"]
-        for stage in [s for s in STAGE_ORDER if s in a.dropped] + sorted(set(a.dropped) - set(STAGE_ORDER)):
-            for rule, count in sorted(a.dropped[stage].items(), key=lambda kv: -kv[1]):
-                lines.append(f"| {stage} | {rule} | {count:,} |")
+        lines += [
+            f"#### {a.source}: documents in → out per stage",
+            "",
+            "Stage read: records a reader could not turn into documents (read errors).",
+            "",
+            "| stage | in | dropped | out | out % of read |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for row in stage_rows(a):
+            lines.append(
+                f"| {row['stage']} | {row['in']:,} | {row['dropped']:,} | {row['out']:,} | {pct(row['out'], a.read)} |"
+            )
+        if a.kept_final != (stage_rows(a)[-1]["out"] if stage_rows(a) else a.read):
+            lines.append(f"| kept (counted) | | | {a.kept_final:,} | {pct(a.kept_final, a.read)} |")
+        lines += ["", f"#### {a.source}: drops by rule", ""]
+        if a.dropped:
+            lines += ["| stage | rule | dropped | % of read |", "|---|---|---:|---:|"]
+            for stage in _stage_order(a):
+                for rule, count in sorted(a.dropped[stage].items(), key=lambda kv: -kv[1]):
+                    lines.append(f"| {stage} | {rule} | {count:,} | {pct(count, a.read)} |")
+        else:
+            lines.append("nothing dropped")
         lines.append("")
+    lines += ["### PII replacements by type", ""]
+    pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: -sum(a.pii.get(t, 0) for a in accounts))
+    if pii_types:
+        lines += [
+            "Placeholders the pii stage wrote, by type (text and metadata, URLs included; counted before dedup).",
+            "",
+            "| source | " + " | ".join(pii_types) + " | total |",
+            "|---|" + "---:|" * (len(pii_types) + 1),
+        ]
+        for a in accounts:
+            cells = " | ".join(f"{a.pii.get(t, 0):,}" for t in pii_types)
+            lines.append(f"| {a.source} | {cells} | {sum(a.pii.values()):,} |")
+    else:
+        lines.append("no PII replaced (or the pii stage is off)")
+    lines.append("")
     lines += ["### Kept documents", "", "![languages](plots/languages.png)", "", "![lengths](plots/doc_length.png)", ""]
     lengths = sorted(kept["lengths"])
     if lengths:
@@ -138,15 +304,13 @@ def curation_section(layout: RunLayout, accounts: list[SourceAccount]) -> tuple[
     for a in accounts:
         for key, rows in sorted(a.examples.items()):
             lines.append(f"- **{a.source} · {key}**")
-            for row in rows:
-                # examples are redacted (pipeline.accounting); cut at a space so no placeholder is halved
-                snippet = cut_at_token(" ".join(str(row.get("snippet") or "").split()), 160)
-                score = row.get("score")
-                score_txt = f" (score {score:.3g})" if isinstance(score, (int, float)) else ""
-                lines.append(f"  - `{row.get('id')}`{score_txt}: {snippet or '(empty)'}")
+            lines += [_example_line(row) for row in rows]
     payload = {
         "sources": [a.to_json() for a in accounts],
         "funnel": {a.source: funnel(a) for a in accounts},
+        "stages": {a.source: stage_rows(a) for a in accounts},
+        "pii": {a.source: a.pii for a in accounts},
+        "warnings": warnings,
         "languages": kept["languages"],
         "documents_sampled": kept["documents_sampled"],
         "length_quantiles": _quantiles(lengths),
@@ -159,6 +323,41 @@ def _quantiles(sorted_values: list[int]) -> dict[str, int]:
         return {}
     pick = lambda q: sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]  # noqa: E731
     return {"p10": pick(0.1), "p50": pick(0.5), "p90": pick(0.9), "max": sorted_values[-1]}
+
+
+def demote_headings(markdown: str, levels: int = 1) -> str:
+    """Every ATX heading one level (or ``levels``) deeper, so a stage's own report nests under the run report's
+    ``## <stage>`` heading; fenced code is left alone."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("#"):
+            hashes = len(line) - len(line.lstrip("#"))
+            if line[hashes : hashes + 1] in (" ", ""):
+                line = "#" * min(6, hashes + levels) + line[hashes:]
+        out.append(line)
+    return "\n".join(out) + ("\n" if markdown.endswith("\n") else "")
+
+
+def without_images(markdown: str) -> str:
+    """Markdown for a Prefect artifact: image lines dropped, since a link relative to the run directory does
+    not render in the UI (the run's report.md keeps them)."""
+    image = re.compile(r"^\s*!\[[^\]]*\]\([^)]*\)\s*$")
+    return "\n".join(line for line in markdown.splitlines() if not image.match(line)).strip() + "\n"
+
+
+def rebase_images(markdown: str, prefix: str) -> str:
+    """Relative image links of a markdown file in another folder, made relative to the folder above it
+    (``![loss](plots/loss.png)`` → ``![loss](train/plots/loss.png)`` for ``prefix="train"``)."""
+
+    def move(match: re.Match[str]) -> str:
+        target = match.group(2)
+        if "://" in target or target.startswith("/"):
+            return match.group(0)
+        return f"![{match.group(1)}]({prefix.rstrip('/')}/{target})"
+
+    return re.sub(r"!\[([^\]]*)\]\(([^)\s]+)\)", move, markdown)
 
 
 def write_report(layout: RunLayout, title: str, sections: dict[str, tuple[str, dict[str, Any]]]) -> Path:

@@ -7,17 +7,28 @@ import glob
 from pathlib import Path
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
-from pipeline.config import Recipe, dump_recipe, load_recipe
+from pipeline.config import Recipe, RecipeError, dump_recipe, load_recipe
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 
 
-def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | None) -> Recipe:
+def recipe_for_input(
+    recipe: Recipe,
+    input_path: str | None,
+    output_dir: str | None,
+    text_key: str | None = None,
+    id_key: str | None = None,
+) -> Recipe:
     """The recipe's stages applied to one other input (kind detected from the path) and/or output.
 
+    ``text_key``/``id_key`` (``curate --input X --text-key body``) become the input source's
+    ``options.text_key``/``options.id_key``: the JSONL, Parquet, datasets and folder (``.jsonl``) readers take
+    the row fields from there. They need ``input_path``: a recipe's own sources set them in the recipe.
     A missing input, or a glob that matches nothing, fails here, naming the path, before anything is written.
     """
+    if input_path is None and (text_key is not None or id_key is not None):
+        raise RecipeError("--text-key/--id-key apply to --input; set options.text_key/id_key on the recipe's sources")
     data = recipe.model_dump()
     if input_path is not None:
         from pipeline.readers import is_pattern, split_path
@@ -32,19 +43,26 @@ def recipe_for_input(recipe: Recipe, input_path: str | None, output_dir: str | N
                 raise FileNotFoundError(f"input path does not exist: {input_path}")
         stem = path.name.split(".")[0]
         name = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in stem).strip("_.-") or "input"
-        data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path)}]
+        keys = {k: v for k, v in (("text_key", text_key), ("id_key", id_key)) if v is not None}
+        data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path), "options": keys}]
     if output_dir is not None:
         data["output_dir"] = str(output_dir)
     return Recipe.model_validate(data)
 
 
-def resolve_run(recipe_path: str, input_path: str | None = None, output_dir: str | None = None) -> Recipe:
+def resolve_run(
+    recipe_path: str,
+    input_path: str | None = None,
+    output_dir: str | None = None,
+    text_key: str | None = None,
+    id_key: str | None = None,
+) -> Recipe:
     """Load a recipe, apply ``--input``/``--output`` and check every input: all that can fail on a user's typo.
 
     The CLI calls this before Prefect starts (a missing recipe is reported in well under a second, not after
     a server start and a traceback); the flows call it again, since a deployment run has no CLI in front.
     """
-    resolved = recipe_for_input(load_recipe(recipe_path), input_path, output_dir)
+    resolved = recipe_for_input(load_recipe(recipe_path), input_path, output_dir, text_key, id_key)
     preflight_sources(resolved)
     return resolved
 
@@ -90,7 +108,12 @@ def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
     from pipeline.report import curation_section, write_report
 
-    section_md, section_json = curation_section(layout, account_all(recipe, layout))
+    section_md, section_json = curation_section(
+        layout,
+        account_all(recipe, layout),
+        recipe.report.warn_drop_share,
+        {s.name: s.options.text_key for s in recipe.sources},
+    )
     write_report(layout, recipe.name, {"curation": (section_md, section_json)})
     return section_json
 

@@ -274,8 +274,10 @@ def test_fifty_megabyte_document_and_max_bytes(tmp_path):
     with open(tmp_path / "big.jsonl", "w") as handle:
         handle.write(json.dumps({"text": "short"}) + "\n" + json.dumps({"text": text}) + "\n")
         handle.write(json.dumps({"text": "after"}) + "\n")
-    docs = read_all(build_reader(source(tmp_path / "big.jsonl")))
+    # read whole when max_bytes allows it (the default, 8 MiB since issue 12, drops it as too_large)
+    docs = read_all(build_reader(source(tmp_path / "big.jsonl", max_bytes=64 * 1024 * 1024)))
     assert [len(d.text) for d in docs] == [5, len(text), 5]
+    assert errors(read_all(build_reader(source(tmp_path / "big.jsonl")))) == ["too_large"]
     capped = read_all(build_reader(source(tmp_path / "big.jsonl", max_bytes=1024 * 1024)))
     assert errors(capped) == ["too_large"] and [d.text for d in good(capped)] == ["short", "after"]
     assert capped[1].id == "big.jsonl#1"

@@ -22,15 +22,38 @@ def _gib(value: float) -> str:
     return f"{value / GIB:,.1f} GiB"
 
 
+CONVENTIONS = {
+    "palm": "PaLM convention: 6N + 12·L·H·Q·T per token",
+    "causal": "causal convention: 6N + 6·L·H·Q·T per token",
+    "6n": "6N per token",
+}
+
+
+def flops_convention(plan: Plan) -> str:
+    """The FLOPs convention of the plan's training FLOPs, spelled out (without a shape every convention is 6N)."""
+    if plan.shape is None:
+        return f"{plan.convention}: 6N per token, attention term unknown without a model shape"
+    return CONVENTIONS.get(plan.convention, plan.convention)
+
+
+def memory_verdict(memory) -> str:  # noqa: ANN001 - training.budget.Memory
+    """ "fits"/"does not fit" with what the estimate counts: every place that says "fits" says this."""
+    verdict = "fits" if memory.fits else "does not fit"
+    if memory.activations_estimated:
+        return f"{verdict}; activations estimated after Korthikanti et al. 2022, not measured"
+    return f"{verdict} counting optimizer, weight and gradient states only: activations not counted (no model shape)"
+
+
 def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] | None = None) -> str:
     """The plan as markdown; ``png`` is the image path relative to the markdown file (None: no image)."""
     blocking = check(plan) if blocking is None else blocking
     memory = plan.memory
     title = plan.model.get("name") or human(plan.params)
     lines = [f"# Training plan: {title} on {human(plan.tokens)} tokens", ""]
-    lines += ["## Verdict", ""] + [f"- {v}" for v in plan.verdicts] + [""]
-    if blocking:
+    lines += ["## Verdict", ""]
+    if blocking:  # first: what stops training matters more than how compute-optimal the plan would be
         lines += ["**Blocking** (training refuses to start unless forced):", ""] + [f"- {p}" for p in blocking] + [""]
+    lines += [f"- {v}" for v in plan.verdicts] + [""]
     for warning in plan.warnings:
         lines += [f"> **Warning:** {warning}", ""]
     lines += [
@@ -42,8 +65,9 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
         f"| non-embedding parameters | {plan.non_embedding_params:,.0f} |",
         f"| tokens | {plan.tokens:,.0f} ({human(plan.tokens)}) |",
         f"| tokens per parameter | {plan.tokens_per_param:,.1f} |",
-        f"| FLOPs per token ({plan.convention}) | {plan.flops_per_token:.4g} |",
-        f"| training FLOPs | {human(plan.flops, 'flops')} ({plan.pf_days:,.1f} PF-days) |",
+        f"| FLOPs per token ({flops_convention(plan)}) | {plan.flops_per_token:.4g} |",
+        f"| training FLOPs ({plan.convention} convention) | {human(plan.flops, 'flops')} "
+        f"({plan.pf_days:,.1f} PF-days) |",
         f"| GPU | {plan.gpus} × {plan.gpu['name']} ({plan.gpu['bf16_tflops']:g} TFLOP/s bf16 dense) at MFU "
         f"{plan.mfu:.0%} |",
         f"| GPU-hours | {plan.gpu_hours:,.1f} |",
@@ -60,6 +84,8 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
         f"## Compute-optimal for {human(opt['flops'], 'flops')} FLOPs (C = 6ND)",
         "",
         f"Optimum and verdicts from: **{plan.law_used}**.",
+        "This budget follows Chinchilla's convention C = 6·N·D (no attention term), so it differs from the "
+        "training FLOPs above, which follow the plan's convention.",
         "",
         "| method | N* | D* | tokens/param |",
         "|---|---|---|---|",
@@ -79,7 +105,8 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
             "",
         ]
     lines += [
-        f"Predicted loss ({fit['fit']} fit): plan {plan.predicted_loss:.3f}, compute-optimal {fit['loss']:.3f}. "
+        f"Predicted loss, both from the {fit['fit']} fit L(N, D): plan {plan.predicted_loss:.3f}, compute-optimal "
+        f"{fit['loss']:.3f}. "
         f"{caveat}",
         "",
         "## Memory per GPU",
@@ -94,11 +121,14 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
     lines += [f"| {part.replace('_', ' ')} | {_gib(value)} |" for part, value in memory.breakdown.items()]
     lines += [
         f"| **total** | **{_gib(memory.per_gpu_bytes)}** of {_gib(memory.usable_bytes)} usable "
-        f"({'fits' if memory.fits else 'does not fit'}) |",
+        f"({memory_verdict(memory)}) |",
         "",
     ]
     if memory.suggestion:
-        lines += [f"Cheapest change that fits: {memory.suggestion}.", ""]
+        lines += [
+            f"Cheapest change that fits (same estimate, activations included where shown): {memory.suggestion}.",
+            "",
+        ]
     if plan.data.get("unique_tokens") is not None:
         epochs = plan.data["epochs"]
         lines += [

@@ -16,6 +16,12 @@ def register(app: typer.Typer) -> None:
             None, "--input", help="run the recipe's stages on this input instead of its sources (kind auto-detected)"
         ),
         output: Optional[str] = typer.Option(None, "--output", help="run directory (default: recipe output_dir)"),  # noqa: UP045
+        text_key: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--text-key", metavar="FIELD", help="with --input: the row field holding the text (default: text)"
+        ),
+        id_key: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--id-key", metavar="FIELD", help="with --input: the row field holding the document id (default: id)"
+        ),
         overwrite: bool = typer.Option(
             False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
         ),
@@ -29,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
         errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
         try:  # a typo fails here, before Prefect (and its server) start
-            resolved = resolve_run(str(recipe), input, output)
+            resolved = resolve_run(str(recipe), input, output, text_key, id_key)
             if overwrite:
                 RunLayout.at(resolved.output_dir).check_clearable()
         except errors as error:
@@ -39,7 +45,9 @@ def register(app: typer.Typer) -> None:
         from flows.curate import curate as curate_flow
 
         try:
-            result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
+            result = curate_flow(
+                str(recipe), input=input, output=output, overwrite=overwrite, text_key=text_key, id_key=id_key
+            )
         except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
@@ -63,4 +71,6 @@ def print_summary(result: dict) -> None:
             "yes" if src["balanced"] else "NO",
         )
     console.print(table)
+    for warning in result.get("warnings") or []:
+        console.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
     console.print(f"report: {result['report']}")

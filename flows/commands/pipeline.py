@@ -41,7 +41,8 @@ def print_result(result: dict) -> None:
     from flows.commands.curate import print_summary
     from flows.runtime import console
 
-    print_summary({"sources": result["curation"]["sources"], "report": result["report"]})
+    curation = result["curation"]
+    print_summary({"sources": curation["sources"], "warnings": curation.get("warnings"), "report": result["report"]})
     if result.get("dedup"):
         console.print(f"dedup: {_dedup_line(result['dedup'])}")
     if result.get("tokenize"):
@@ -52,8 +53,13 @@ def print_result(result: dict) -> None:
     if result.get("train"):
         train = result["train"]
         console.print(
-            f"train: {train.get('step')} steps, final loss {train.get('final_loss')}, model {train.get('final')}"
+            f"train: {train.get('step')} steps, final loss {_rounded(train.get('final_loss'))}, "
+            f"model {train.get('final')}"
         )
+
+
+def _rounded(value: object) -> object:
+    return f"{value:.3f}" if isinstance(value, float) else value
 
 
 def _dedup_line(dedup: dict) -> str:

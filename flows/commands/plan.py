@@ -134,6 +134,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
 
     from training.budget import human
     from training.gpus import GIB
+    from training.plan_report import flops_convention, memory_verdict
 
     console = Console()
     table = Table(show_header=False, box=None, pad_edge=False)
@@ -146,11 +147,12 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
         ("tokens", f"{human(result.tokens)} ({result.tokens_per_param:,.1f} per parameter)"),
         (
             "FLOPs",
-            f"{result.flops:.3g} ({result.flops_per_token:.3g}/token, {result.convention}); "
+            f"{result.flops:.3g} ({result.flops_per_token:.3g}/token, {flops_convention(result)}); "
             f"{result.pf_days:,.1f} PF-days",
         ),
         (
             "compute-optimal",
+            f"for C = 6ND = {result.optimal['flops']:.3g} FLOPs (Chinchilla convention): "
             f"{human(result.optimal['params'])} params on {human(result.optimal['tokens'])} tokens "
             f"({result.optimal['method']}); {result.optimal_fit['fit']} fit "
             f"{human(result.optimal_fit['params'])} / {human(result.optimal_fit['tokens'])}",
@@ -164,7 +166,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
         (
             "memory/GPU",
             f"{memory.per_gpu_bytes / GIB:,.1f} GiB of {memory.usable_bytes / GIB:,.1f} usable "
-            f"({'fits' if memory.fits else 'does not fit'}; {memory.strategy}, micro-batch "
+            f"({memory_verdict(memory)}; {memory.strategy}, micro-batch "
             f"{memory.micro_batch}×{memory.seq_len})",
         ),
         ("predicted loss", f"{result.predicted_loss:.3f} ({result.optimal_fit['fit']} fit; comparison only)"),
@@ -182,8 +184,8 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
         )
     for key, value in rows:
         table.add_row(f"[bold]{key}[/bold]", value)
+    for problem in blocking:  # first: what stops training matters more than the figures and other verdicts
+        console.print(f"[red]blocking:[/red] {problem}", highlight=False)
     console.print(table)
     for verdict in result.verdicts:
         console.print(f"• {verdict}", highlight=False)
-    for problem in blocking:
-        console.print(f"[red]blocking:[/red] {problem}", highlight=False)

@@ -53,6 +53,25 @@ def placeholder(source: str, file: str, where: int | str, rule: str, detail: str
     return Document(text="", id=f"{file}#{where}", metadata=metadata)
 
 
+def skip_file(step, filepath: str) -> None:
+    """Count a listed file that a reader does not read because of its extension: ``skipped_files`` and
+    ``skipped_ext_<ext>`` (``none`` for a name without one). They are not documents, so they are not in ``read``;
+    the report and ``SourceAccount.input_files`` show them per extension."""
+    ext = extension(filepath).lstrip(".") or "none"
+    step.stat_update("skipped_files", f"skipped_ext_{ext}", unit="input_file")
+
+
+def count_if_empty(step, documents):
+    """Yield ``documents`` (one file's); a file that yields none -- no document and no placeholder: zero bytes,
+    only blank lines, a WARC without responses -- is counted as ``empty_files``."""
+    produced = False
+    for document in documents:
+        produced = True
+        yield document
+    if not produced:
+        step.stat_update("empty_files", unit="input_file")
+
+
 def strip_compression(name: str) -> str:
     """``a/b.jsonl.gz`` → ``a/b.jsonl``: what is left once the compression suffix is removed."""
     lower = name.lower()

@@ -16,7 +16,7 @@ import zlib
 
 from datatrove.data import Document, DocumentsPipeline
 
-from pipeline.readers.common import decode_bytes, extension, open_decompressed
+from pipeline.readers.common import count_if_empty, decode_bytes, extension, open_decompressed, skip_file
 from pipeline.readers.tabular import JsonlReader
 
 TEXT_EXTENSIONS = (".txt", ".md", ".markdown")
@@ -40,11 +40,14 @@ class FolderReader(JsonlReader):
     def read_file(self, filepath: str) -> DocumentsPipeline:
         ext = extension(filepath)
         if ext in LINES_EXTENSIONS:
-            yield from self.read_lines(filepath)
+            yield from count_if_empty(self, self.read_lines(filepath))
             return
         if ext not in TEXT_EXTENSIONS and ext not in HTML_EXTENSIONS:
-            self.stat_update("skipped_files", f"skipped_ext_{ext.lstrip('.') or 'none'}", unit="input_file")
+            skip_file(self, filepath)
             return
+        yield from count_if_empty(self, self._read_one(filepath, ext))
+
+    def _read_one(self, filepath: str, ext: str) -> DocumentsPipeline:
         try:
             with open_decompressed(self.data_folder, filepath) as stream:
                 data = stream.read(self.max_bytes + 1)
@@ -58,8 +61,7 @@ class FolderReader(JsonlReader):
             yield self._bad(filepath, 0, "too_large", f"more than max_bytes {self.max_bytes} bytes")
             return
         if not data:
-            self.stat_update("empty_files", unit="input_file")
-            return
+            return  # counted as empty_files by read_file
         with self.track_time():
             if ext in HTML_EXTENSIONS:
                 metadata = {"format": "html", "content_type": "text/html"}

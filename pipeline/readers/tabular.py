@@ -31,7 +31,17 @@ from datatrove.pipeline.readers import HuggingFaceDatasetReader
 from datatrove.pipeline.readers import JsonlReader as DatatroveJsonlReader
 from datatrove.pipeline.readers import ParquetReader as DatatroveParquetReader
 
-from pipeline.readers.common import CHUNK, InputError, decode_bytes, extension, jsonable, open_decompressed, placeholder
+from pipeline.readers.common import (
+    CHUNK,
+    InputError,
+    count_if_empty,
+    decode_bytes,
+    extension,
+    jsonable,
+    open_decompressed,
+    placeholder,
+    skip_file,
+)
 
 JSONL_EXTENSIONS = (".jsonl", ".ndjson", ".json")
 PARQUET_EXTENSIONS = (".parquet",)
@@ -140,7 +150,7 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
         text_key: str = "text",
         id_key: str = "id",
         url_key: str = "url",
-        max_bytes: int = 64 * 1024 * 1024,
+        max_bytes: int = 8 * 1024 * 1024,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,
@@ -163,9 +173,9 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
 
     def read_file(self, filepath: str) -> DocumentsPipeline:
         if not self.accepts(filepath):
-            self.stat_update("skipped_files", unit="input_file")
+            skip_file(self, filepath)
             return
-        yield from self.read_lines(filepath)
+        yield from count_if_empty(self, self.read_lines(filepath))
 
     def read_lines(self, filepath: str) -> DocumentsPipeline:
         import orjson
@@ -243,7 +253,7 @@ class ParquetReader(RowConverter, DatatroveParquetReader):
         text_key: str = "text",
         id_key: str = "id",
         url_key: str = "url",
-        max_bytes: int = 64 * 1024 * 1024,
+        max_bytes: int = 8 * 1024 * 1024,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,
@@ -267,11 +277,14 @@ class ParquetReader(RowConverter, DatatroveParquetReader):
         return is_parquet_file(path)
 
     def read_file(self, filepath: str) -> DocumentsPipeline:
+        if not self.accepts(filepath):
+            skip_file(self, filepath)
+            return
+        yield from count_if_empty(self, self._read_parquet(filepath))
+
+    def _read_parquet(self, filepath: str) -> DocumentsPipeline:
         import pyarrow.parquet as pq
 
-        if not self.accepts(filepath):
-            self.stat_update("skipped_files", unit="input_file")
-            return
         with self.data_folder.open(filepath, "rb") as handle:
             try:
                 parquet = pq.ParquetFile(handle)
@@ -327,7 +340,7 @@ class HFDatasetReader(RowConverter, HuggingFaceDatasetReader):
         text_key: str = "text",
         id_key: str = "id",
         url_key: str = "url",
-        max_bytes: int = 64 * 1024 * 1024,
+        max_bytes: int = 8 * 1024 * 1024,
         limit: int = -1,
         batch_size: int = 1000,
         cache_dir: str | None = None,

@@ -30,7 +30,15 @@ from typing import IO
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.readers.base import BaseDiskReader
 
-from pipeline.readers.common import CHUNK, HTML_MIME_TYPES, decode_bytes, looks_like_html, placeholder
+from pipeline.readers.common import (
+    CHUNK,
+    HTML_MIME_TYPES,
+    count_if_empty,
+    decode_bytes,
+    looks_like_html,
+    placeholder,
+    skip_file,
+)
 
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz")
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -61,7 +69,7 @@ class WarcReader(BaseDiskReader):
         self,
         data_folder,
         source: str,
-        max_bytes: int = 64 * 1024 * 1024,
+        max_bytes: int = 8 * 1024 * 1024,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,
@@ -84,7 +92,7 @@ class WarcReader(BaseDiskReader):
     # ------------------------------------------------------------------ iteration with recovery
     def read_file(self, filepath: str) -> DocumentsPipeline:
         if not self.accepts(filepath):
-            self.stat_update("skipped_files", unit="input_file")
+            skip_file(self, filepath)
             return
         size = self.data_folder.size(filepath)
         with self.data_folder.open(filepath, "rb") as handle:
@@ -93,7 +101,7 @@ class WarcReader(BaseDiskReader):
             is_gz = (bool(head) and GZIP_MAGIC.startswith(head[:2])) or (
                 filepath.lower().endswith(".gz") and not head.startswith(b"WARC/")
             )
-            yield from self._read_stream(handle, filepath, is_gz, size)
+            yield from count_if_empty(self, self._read_stream(handle, filepath, is_gz, size))
 
     def _read_stream(self, f: IO[bytes], file: str, is_gz: bool, size: int) -> DocumentsPipeline:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
