@@ -144,3 +144,30 @@ def test_normalize_text_contract() -> None:
     # kept: ZWNJ/ZWJ spell Persian and Indic words and emoji; full-width and superscript forms are not rewritten
     for kept in ("می\u200cخواهم", "क्\u200dष", "ＡＢＣ x²", "plain ascii\ttext\n"):
         assert normalize_text(kept) == kept
+
+
+def test_a_pages_own_table_of_contents_is_not_extracted() -> None:
+    """DocBook/MediaWiki-style TOCs repeat every heading; left in, the repetition rules drop real manuals."""
+    import html
+    from pydoc_data.topics import topics
+
+    from pipeline.stages.extract import extract_resiliparse
+
+    names = ["assert", "pass", "del", "return"]
+    headings = [f"{i}. The {name} statement" for i, name in enumerate(names, 1)]
+    toc = "".join(f'<dt><a href="#s{i}">{html.escape(h)}</a></dt>' for i, h in enumerate(headings, 1))
+    body = "".join(
+        f'<h2 id="s{i}">{html.escape(h)}</h2><p>{html.escape(topics[n][:600])}</p>'
+        for i, (h, n) in enumerate(zip(headings, names, strict=True), 1)
+    )
+    for toc_html in (
+        f'<div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc">{toc}</dl></div>',
+        f'<div id="toc"><h2>Contents</h2><ul>{toc}</ul></div>',
+    ):
+        page = f"<html><body><h1>Simple statements</h1>{toc_html}{body}</body></html>"
+        for main_content in (True, False):
+            text = extract_resiliparse(page, main_content=main_content)
+            assert all(text.count(h) == 1 for h in headings), text[:400]
+            assert "Table of Contents" not in text and " ".join(topics["pass"].split()[4:12]) in text
+        kept = extract_resiliparse(page, main_content=False, drop_toc=False)
+        assert all(kept.count(h) == 2 for h in headings)

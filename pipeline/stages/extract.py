@@ -42,16 +42,34 @@ class ExtractConfig(StrictModel):
     main_content: bool = Field(default=True, description="resiliparse: drop navigation, footers, boilerplate")
     links: bool = False
     alt_texts: bool = False
+    drop_toc: bool = Field(
+        default=True,
+        description="resiliparse: remove the page's own table of contents (TOC_SELECTOR) before extraction",
+    )
     max_binary_ratio: float = Field(
         default=0.02, ge=0, le=1, description="share of control/replacement characters that marks a binary payload"
     )
 
 
-def extract_resiliparse(html: str, main_content: bool = True, links: bool = False, alt_texts: bool = False) -> str:
-    from resiliparse.extract.html2text import extract_plain_text
+#: A page's own table of contents: DocBook/Publican ``div.toc`` (the Debian manuals), MediaWiki ``#toc``,
+#: ``.table-of-contents``, Sphinx's ``.contents`` topic, DPUB-ARIA ``doc-toc``. resiliparse's main-content
+#: heuristics keep these link lists, and the headings they repeat then count as duplicated lines and n-grams.
+TOC_SELECTOR = "div.toc, #toc, .table-of-contents, nav.toc, div.contents.topic, nav.contents, [role=doc-toc]"
 
+
+def extract_resiliparse(
+    html: str, main_content: bool = True, links: bool = False, alt_texts: bool = False, drop_toc: bool = True
+) -> str:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    tree = HTMLTree.parse(html)  # what extract_plain_text would parse anyway; here the TOC can be cut first
+    if drop_toc and tree.body is not None:
+        for node in tree.body.query_selector_all(TOC_SELECTOR):
+            if node.parent is not None:  # a TOC nested in a removed one is already gone
+                node.parent.remove_child(node)
     return extract_plain_text(
-        html,
+        tree,
         main_content=main_content,
         alt_texts=alt_texts,
         links=links,
@@ -74,13 +92,13 @@ class _Extractor:
 
     def __init__(self, config: ExtractConfig):
         self.engine, self.main_content = config.engine, config.main_content
-        self.links, self.alt_texts = config.links, config.alt_texts
+        self.links, self.alt_texts, self.drop_toc = config.links, config.alt_texts, config.drop_toc
 
     def __call__(self, html: str) -> str | Exception:
         try:
             if self.engine == "trafilatura":
                 return extract_trafilatura(html)
-            return extract_resiliparse(html, self.main_content, self.links, self.alt_texts)
+            return extract_resiliparse(html, self.main_content, self.links, self.alt_texts, self.drop_toc)
         except Exception as error:  # noqa: BLE001 - handed to the parent, which records it as a drop
             return error
 
