@@ -165,6 +165,22 @@ class RunLayout:
             path.unlink(missing_ok=True)  # before the unlock: a waiter then finds a new inode (see _acquire)
             handle.close()
 
+    def check_unlocked(self) -> None:
+        """Raise ``RunDirError`` naming the holder if another run holds this folder now; create nothing.
+
+        The CLI asks this before it starts any machinery, so a refused run answers at once; the run itself
+        still takes ``lock()`` (this check alone would race)."""
+        try:
+            handle = open(self.root / LOCK_NAME, encoding="utf-8")  # noqa: SIM115 - closed below
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise _in_use(self.root, handle.read()) from None
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
     def final_documents(self, source: str) -> Path:
         """Where a source's kept documents are after the last text stage that ran."""
         deduped = self.deduped(source)
@@ -179,12 +195,9 @@ def _acquire(path: Path):
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = _describe(handle.read())
+            error = _in_use(path.parent, handle.read())
             handle.close()
-            raise RunDirError(
-                f"{path.parent} is in use by another tokenmill run ({holder}); wait for it to finish or choose "
-                "another --output"
-            ) from None
+            raise error from None
         try:  # the holder may have unlinked the file between our open and our flock: lock the new one instead
             same = os.fstat(handle.fileno()).st_ino == os.stat(path).st_ino
         except FileNotFoundError:
@@ -202,6 +215,13 @@ def _acquire(path: Path):
     handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started}) + "\n")
     handle.flush()
     return handle
+
+
+def _in_use(folder: Path, lock_content: str) -> RunDirError:
+    return RunDirError(
+        f"{folder} is in use by another tokenmill run ({_describe(lock_content)}); wait for it to finish or "
+        "choose another --output"
+    )
 
 
 def _describe(content: str) -> str:

@@ -212,6 +212,8 @@ def test_a_second_run_on_one_output_is_refused_naming_the_holder(tmp_path: Path)
         expected = rf"in use by another tokenmill run \(pid {holder.pid} on {re.escape(socket.gethostname())}, started "
         with pytest.raises(RunDirError, match=expected), RunLayout.at(run).lock():
             pass
+        with pytest.raises(RunDirError, match=expected):  # the CLI's early check, which creates nothing
+            RunLayout.at(run).check_unlocked()
     finally:
         holder.kill()  # kill -9: the kernel drops the flock, the file (with the dead holder) stays
         holder.wait()
@@ -222,6 +224,9 @@ def test_a_second_run_on_one_output_is_refused_naming_the_holder(tmp_path: Path)
             pass
         assert (run / ".tokenmill.lock").exists()
     assert not (run / ".tokenmill.lock").exists()
+    RunLayout.at(run).check_unlocked()
+    RunLayout.at(tmp_path / "never-made").check_unlocked()
+    assert not (tmp_path / "never-made").exists()
 
 
 def test_the_curate_flow_holds_the_lock(tmp_path: Path, prefect_harness) -> None:
