@@ -96,23 +96,15 @@ def tokenize_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
 
 def plan_options(recipe: Recipe) -> Any:
     """The recipe's ``plan:`` options, completed from the run: the shard manifest and the training model."""
-    from training.budget import PlanOptions
+    from training.budget import PlanOptions, complete_from_train
 
     layout = RunLayout.at(recipe.output_dir)
     options = recipe.plan.model_dump() if recipe.plan is not None else {}
     options.setdefault("manifest", None)
     options["manifest"] = options["manifest"] or str(layout.shards / "manifest.json")
-    train = recipe.train or {}
+    options = complete_from_train(options, recipe.train)
     if options.get("model") is None and options.get("params") is None:
-        options["model"] = train.get("model") or "tiny"
-    if options.get("tokens") is None and recipe.train is not None:
-        planned = recipe.train_config()
-        if planned.max_tokens is not None:
-            options["tokens"] = planned.max_tokens
-        elif planned.max_steps is not None and planned.global_batch_tokens is not None:
-            options["tokens"] = planned.max_steps * planned.global_batch_tokens
-    if options.get("seq_len") is None and train.get("seq_len"):
-        options["seq_len"] = train["seq_len"]
+        options["model"] = "tiny"
     return PlanOptions.model_validate(options)
 
 

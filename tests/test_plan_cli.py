@@ -130,3 +130,29 @@ def test_plan_flow_publishes_the_report_artifact(tmp_path: Path, prefect_harness
             return next(a.data for a in artifacts if a.key == "training-plan")
 
     assert "data-limited" in asyncio.run(artifact())
+
+
+def test_plan_recipe_takes_model_tokens_and_seq_len_from_train(tmp_path: Path) -> None:
+    """`tokenmill plan RECIPE` plans what `train:` will run, as the pipeline flow's gate does; flags still win."""
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        yaml.safe_dump(
+            {
+                "plan": {"gpu": "H200", "gpus": 8},
+                "train": {"model": "1b", "seq_len": 1024, "max_steps": 100, "global_batch_tokens": 1024 * 64},
+            }
+        )
+    )
+    result = run(str(recipe), "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["tokens"] == 100 * 1024 * 64
+    assert payload["memory"]["seq_len"] == 1024
+    assert payload["model"]["name"] == "1b"
+    overridden = json.loads(run(str(recipe), "--json", "--tokens", "1B").stdout)
+    assert overridden["tokens"] == 1e9
+
+    only_train = tmp_path / "t.yaml"
+    only_train.write_text(yaml.safe_dump({"train": {"model": "tiny", "max_tokens": "2M"}}))
+    payload = json.loads(run(str(only_train), "--json").stdout)
+    assert payload["tokens"] == 2_000_000

@@ -1052,8 +1052,36 @@ def plan_from_options(options: Any, origin: str | None = None) -> Plan:
         raise
 
 
+def complete_from_train(options: dict[str, Any], train: dict[str, Any] | None) -> dict[str, Any]:
+    """``options`` (a ``plan:`` mapping) with the model, tokens and sequence length a recipe's ``train:`` section
+    sets, where the plan leaves them out: one rule for ``tokenmill plan RECIPE`` and the pipeline flow's gate.
+
+    Tokens are ``max_tokens``, else ``max_steps`` × ``global_batch_tokens``, as ``TrainConfig`` resolves them.
+    """
+    from training.config import TrainConfig
+
+    if not train:
+        return options
+    options = dict(options)
+    if options.get("model") is None and options.get("params") is None and train.get("model"):
+        options["model"] = train["model"]
+    if options.get("seq_len") is None and train.get("seq_len"):
+        options["seq_len"] = train["seq_len"]
+    if options.get("tokens") is None:
+        try:  # shards/output are not read here; placeholders let the section validate on its own
+            planned = TrainConfig.model_validate({"shards": "-", "output": "-", **train})
+        except ValueError as error:  # pydantic's errors and TrainConfigError
+            raise PlanError(f"train: section: {error}") from None
+        if planned.max_tokens is not None:
+            options["tokens"] = planned.max_tokens
+        elif planned.max_steps is not None and planned.global_batch_tokens is not None:
+            options["tokens"] = planned.max_steps * planned.global_batch_tokens
+    return options
+
+
 def load_plan_options(path: str | Path, overrides: dict[str, Any] | None = None) -> Any:
-    """``PlanOptions`` from the top-level ``plan:`` mapping of a YAML file (a recipe or a plan file).
+    """``PlanOptions`` from the top-level ``plan:`` mapping of a YAML file (a recipe or a plan file), completed
+    from its ``train:`` section (``complete_from_train``) as the pipeline flow does.
 
     Relative ``model``/``manifest`` paths are taken from the file's folder when they exist there.
     ``overrides`` (CLI flags that were given) win over the file.
@@ -1065,8 +1093,13 @@ def load_plan_options(path: str | Path, overrides: dict[str, Any] | None = None)
     path = Path(path)
     data = read_yaml(path, PlanError)
     section = data.get("plan") if isinstance(data, dict) else None
+    train = data.get("train") if isinstance(data, dict) else None
+    if section is None and isinstance(train, dict):
+        section = {}  # a recipe with only train: is planned from it
     if not isinstance(section, dict):
-        raise PlanError(f"{path}: needs a top-level 'plan:' mapping of plan options (see docs/plan.md)")
+        raise PlanError(f"{path}: needs a top-level 'plan:' (or 'train:') mapping of plan options (docs/plan.md)")
+    if isinstance(train, dict):
+        section = complete_from_train(section, train)
     for key in ("model", "manifest", "fit"):
         value = section.get(key)
         if key == "fit" and value in FITS:
