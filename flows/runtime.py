@@ -26,6 +26,10 @@ def configured_api_url() -> str | None:
     url = os.environ.get("PREFECT_API_URL")
     if url:
         return url
+    if "prefect" not in sys.modules and not _settings_files_here():
+        # importing prefect.settings costs ~1.4 CPU-s; without a prefect.toml/.env/pyproject [tool.prefect] in the
+        # working directory, the profile file is the only other place a URL can be configured
+        return _profile_api_url()
     try:
         from prefect.settings import get_current_settings
 
@@ -33,6 +37,68 @@ def configured_api_url() -> str | None:
         return str(value) if value else None
     except Exception:  # noqa: BLE001 - no profile means no server configured
         return None
+
+
+def _settings_files_here() -> bool:
+    """A settings file Prefect reads from the working directory (then only Prefect itself can resolve the URL)."""
+    if os.path.exists("prefect.toml") or os.path.exists(".env"):
+        return True
+    try:
+        with open("pyproject.toml", encoding="utf-8") as handle:
+            return "[tool.prefect" in handle.read()
+    except OSError:
+        return False
+
+
+def _read_toml(path: str) -> dict:
+    import tomllib
+
+    try:
+        with open(os.path.expanduser(path), "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, ValueError):
+        return {}
+
+
+def _profile_api_url() -> str | None:
+    """PREFECT_API_URL of the active profile, read the way Prefect reads it: its bundled profiles
+    (``local`` has a URL) merged with ``$PREFECT_HOME/profiles.toml`` (what ``prefect profile use`` and
+    ``prefect config set`` write), ``PREFECT_PROFILE`` choosing the active one."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("prefect")  # finds the package without importing it
+    bundled: dict = {}
+    if spec is not None and spec.submodule_search_locations:
+        bundled = _read_toml(os.path.join(next(iter(spec.submodule_search_locations)), "settings", "profiles.toml"))
+    home = os.environ.get("PREFECT_HOME") or "~/.prefect"
+    user = _read_toml(os.environ.get("PREFECT_PROFILES_PATH") or os.path.join(home, "profiles.toml"))
+    profiles = {name: dict(values) for name, values in bundled.get("profiles", {}).items()}
+    for name, values in user.get("profiles", {}).items():
+        profiles.setdefault(name, {}).update(values)
+    active = os.environ.get("PREFECT_PROFILE") or user.get("active") or bundled.get("active") or "ephemeral"
+    value = profiles.get(active, {}).get("PREFECT_API_URL")
+    return str(value) if value else None
+
+
+#: ``--prefect`` choices: where a CLI run's flow is recorded.
+PREFECT_MODES = ("auto", "embedded", "off")
+
+
+def prefect_backend(mode: str = "auto") -> str:
+    """``"server"``, ``"embedded"`` or ``"none"``: whether (and where) a CLI run goes through Prefect.
+
+    ``auto``: a configured server (``PREFECT_API_URL``, the active profile) when one is configured -- it is
+    used if it answers, else the embedded one, as before -- and no Prefect at all when none is configured:
+    the command then calls the same ``pipeline`` functions the flow's tasks call, in this process. An
+    embedded server costs ~6 CPU-s and several seconds of wall time per call (measured with
+    ``benchmarks/fixed_cost.py``) and records the run only in a local SQLite database. ``embedded``: always
+    a temporary server (the behaviour before; records every run). ``off``: never Prefect.
+    """
+    if mode not in PREFECT_MODES:
+        raise ValueError(f"--prefect: expected one of {', '.join(PREFECT_MODES)}, got {mode!r}")
+    if mode == "off" or (mode == "auto" and not configured_api_url()):
+        return "none"
+    return ensure_prefect_backend()
 
 
 def ensure_prefect_backend() -> str:

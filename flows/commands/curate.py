@@ -19,13 +19,20 @@ def register(app: typer.Typer) -> None:
         overwrite: bool = typer.Option(
             False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
         ),
+        prefect: str = typer.Option(
+            "auto",
+            "--prefect",
+            metavar="MODE",
+            help="auto: record the run in the configured Prefect server, run without Prefect when none is "
+            "configured; embedded: a temporary server for this call; off: never Prefect",
+        ),
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
-        from flows.runtime import console, ensure_prefect_backend
+        from flows.runtime import PREFECT_MODES, console, prefect_backend
         from pipeline.config import RecipeError
         from pipeline.layout import RunDirError, RunLayout
         from pipeline.readers import InputError
-        from pipeline.run import resolve_run
+        from pipeline.run import curate_run, resolve_run
 
         errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
         try:  # a typo fails here, before Prefect (and its server) start
@@ -35,11 +42,18 @@ def register(app: typer.Typer) -> None:
         except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
-        ensure_prefect_backend()
-        from flows.curate import curate as curate_flow
-
+        if prefect not in PREFECT_MODES:
+            choices = ", ".join(PREFECT_MODES)
+            raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
         try:
-            result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
+            if prefect_backend(prefect) == "none":  # the same pipeline calls as the flow's tasks, in this process
+                with RunLayout.at(resolved.output_dir).lock():
+                    layout, summary, _ = curate_run(resolved, overwrite=overwrite)
+                result = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
+            else:
+                from flows.curate import curate as curate_flow
+
+                result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
         except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
