@@ -68,6 +68,18 @@ def build_executor(
     workers = config.workers if config.workers != -1 else tasks
     logging_dir = str(logging_dir)
     if config.kind == "local":
+        from pipeline import progress
+
+        if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
+            label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"
+            return progress.ProgressExecutor(
+                pipeline=pipeline,
+                tasks=tasks,
+                workers=min(workers, tasks),
+                logging_dir=logging_dir,
+                depends=depends,
+                label=label,
+            )
         from datatrove.executor import LocalPipelineExecutor
 
         return LocalPipelineExecutor(

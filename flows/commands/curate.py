@@ -29,10 +29,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
         from flows.runtime import PREFECT_MODES, console, prefect_backend
+        from pipeline import progress
         from pipeline.config import RecipeError
         from pipeline.layout import RunDirError, RunLayout
         from pipeline.readers import InputError
         from pipeline.run import curate_run, resolve_run
+
+        progress.enable()
 
         errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
         try:  # a typo fails here, before Prefect (and its server) start

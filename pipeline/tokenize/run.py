@@ -202,11 +202,23 @@ def _encode(
     else:
         from datatrove.executor import LocalPipelineExecutor
 
+        from pipeline import progress
+
         tasks = min(config.tasks, len(files))  # a rank without files would only log a warning
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
-        executor = LocalPipelineExecutor(
-            pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, skip_completed=False
-        )
+        if progress.mode() != "off":  # the CLI asked for a progress line
+            executor = progress.ProgressExecutor(
+                pipeline,
+                tasks=tasks,
+                workers=workers,
+                logging_dir=logging_dir,
+                skip_completed=False,
+                label=f"tokenize {kind}",
+            )
+        else:
+            executor = LocalPipelineExecutor(
+                pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, skip_completed=False
+            )
     executor.run()
     # is_rank_completed() answers False whenever skip_completed is off, so read the markers themselves
     incomplete = [r for r in range(executor.world_size) if not executor.logging_dir.isfile(f"completions/{r:05d}")]
