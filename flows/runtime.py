@@ -61,22 +61,42 @@ def _read_toml(path: str) -> dict:
 
 
 def _profile_api_url() -> str | None:
-    """PREFECT_API_URL of the active profile, read the way Prefect reads it: its bundled profiles
-    (``local`` has a URL) merged with ``$PREFECT_HOME/profiles.toml`` (what ``prefect profile use`` and
-    ``prefect config set`` write), ``PREFECT_PROFILE`` choosing the active one."""
+    """PREFECT_API_URL of the active profile, resolved as Prefect 3's ``ProfileSettingsTomlLoader`` does it
+    (``prefect/settings/sources.py``): the profiles file is ``PREFECT_PROFILES_PATH``, else
+    ``$PREFECT_HOME/profiles.toml``, else ``~/.prefect/profiles.toml`` when it exists, else the bundled one;
+    the active profile is ``PREFECT_PROFILE`` or the file's ``active``; a missing file or profile means the
+    bundled default profile (``ephemeral``: no URL). A test for each case compares with Prefect itself."""
     import importlib.util
 
     spec = importlib.util.find_spec("prefect")  # finds the package without importing it
-    bundled: dict = {}
-    if spec is not None and spec.submodule_search_locations:
-        bundled = _read_toml(os.path.join(next(iter(spec.submodule_search_locations)), "settings", "profiles.toml"))
-    home = os.environ.get("PREFECT_HOME") or "~/.prefect"
-    user = _read_toml(os.environ.get("PREFECT_PROFILES_PATH") or os.path.join(home, "profiles.toml"))
-    profiles = {name: dict(values) for name, values in bundled.get("profiles", {}).items()}
-    for name, values in user.get("profiles", {}).items():
-        profiles.setdefault(name, {}).update(values)
-    active = os.environ.get("PREFECT_PROFILE") or user.get("active") or bundled.get("active") or "ephemeral"
-    value = profiles.get(active, {}).get("PREFECT_API_URL")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    bundled_path = os.path.join(next(iter(spec.submodule_search_locations)), "settings", "profiles.toml")
+    test_mode = (
+        "PREFECT_TEST_MODE",
+        "PREFECT_UNIT_TEST_MODE",
+        "PREFECT_TESTING_UNIT_TEST_MODE",
+        "PREFECT_TESTING_TEST_MODE",
+    )
+    if any(os.environ.get(name) for name in test_mode):
+        path = bundled_path
+    elif os.environ.get("PREFECT_PROFILES_PATH"):
+        path = os.environ["PREFECT_PROFILES_PATH"]
+    elif os.environ.get("PREFECT_HOME"):
+        path = os.path.join(os.environ["PREFECT_HOME"], "profiles.toml")
+    else:
+        home_file = os.path.expanduser("~/.prefect/profiles.toml")
+        path = home_file if os.path.exists(home_file) else bundled_path
+    bundled = _read_toml(bundled_path)
+    default = bundled.get("profiles", {}).get(bundled.get("active", "ephemeral"), {})
+    data = _read_toml(path) if os.path.exists(path) else None
+    if data is None:
+        profile = default
+    else:
+        active = os.environ.get("PREFECT_PROFILE") or data.get("active")
+        profiles = data.get("profiles", {})
+        profile = profiles[active] if active and active in profiles else default
+    value = profile.get("PREFECT_API_URL")
     return str(value) if value else None
 
 

@@ -13,7 +13,7 @@ rank works. ``ProgressExecutor`` replaces that, for the command line only:
   other readers advance per file) or, when the caller knows it, from the number of documents;
 - datatrove's console output is lowered to warnings (its per-rank logs still go to ``logs/task_*.log``).
 
-Off unless a command turns it on (``enable``), so library calls and tests stay quiet. ``TOKENMILL_PROGRESS``
+Off unless a command turns it on (``enable``/``shown``), so library calls and tests stay quiet. ``TOKENMILL_PROGRESS``
 overrides what the command asks: ``off``, ``bar`` or ``log``.
 """
 
@@ -54,6 +54,18 @@ def enable(mode: str = "auto") -> str:
 
 def mode() -> str:
     return _mode
+
+
+@contextlib.contextmanager
+def shown(requested: str = "auto") -> Iterator[str]:
+    """``enable(requested)`` for the duration, then the mode before (a command turns progress on for its run
+    only: a test that invokes the CLI leaves no global switch behind)."""
+    global _mode
+    saved = _mode
+    try:
+        yield enable(requested)
+    finally:
+        _mode = saved
 
 
 class ProgressCounter:

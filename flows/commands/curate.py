@@ -35,8 +35,6 @@ def register(app: typer.Typer) -> None:
         from pipeline.readers import InputError
         from pipeline.run import curate_run, resolve_run
 
-        progress.enable()
-
         errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
         try:  # a typo fails here, before Prefect (and its server) start
             resolved = resolve_run(str(recipe), input, output)
@@ -49,14 +47,15 @@ def register(app: typer.Typer) -> None:
             choices = ", ".join(PREFECT_MODES)
             raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
         try:
-            if prefect_backend(prefect) == "none":  # the same pipeline calls as the flow's tasks, in this process
-                with RunLayout.at(resolved.output_dir).lock():
-                    layout, summary, _ = curate_run(resolved, overwrite=overwrite)
-                result = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
-            else:
-                from flows.curate import curate as curate_flow
+            with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
+                if prefect_backend(prefect) == "none":  # the pipeline calls of the flow's tasks, in this process
+                    with RunLayout.at(resolved.output_dir).lock():
+                        layout, summary, _ = curate_run(resolved, overwrite=overwrite)
+                    result = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
+                else:
+                    from flows.curate import curate as curate_flow
 
-                result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
+                    result = curate_flow(str(recipe), input=input, output=output, overwrite=overwrite)
         except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None

@@ -72,8 +72,6 @@ def register(app: typer.Typer) -> None:
         from pipeline import progress
         from pipeline.config import RecipeError, load_recipe
 
-        progress.enable()
-
         settings: dict = {}
         priorities: dict[str, int] = {}
         executor = {"kind": "local", "tasks": 1, "workers": workers}
@@ -135,36 +133,37 @@ def register(app: typer.Typer) -> None:
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
         try:
-            if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
-                from pipeline.config import ExecutorConfig
-                from pipeline.curate import executor_factory
-                from pipeline.dedup.run import dedup_dataset
+            with progress.shown():  # one progress line per dedup step instead of datatrove's logs
+                if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
+                    from pipeline.config import ExecutorConfig
+                    from pipeline.curate import executor_factory
+                    from pipeline.dedup.run import dedup_dataset
 
-                result = dedup_dataset(
-                    str(input),
-                    str(output),
-                    DedupConfig.model_validate(settings),
-                    source_name=source,
-                    source_priority=priorities,
-                    executor_factory=executor_factory(ExecutorConfig.model_validate(executor), "dedup"),
-                    text_key=text_key,
-                    id_key=id_key,
-                    restart=restart,
-                ).to_dict()
-            else:
-                from flows.dedup import dedup as dedup_flow
+                    result = dedup_dataset(
+                        str(input),
+                        str(output),
+                        DedupConfig.model_validate(settings),
+                        source_name=source,
+                        source_priority=priorities,
+                        executor_factory=executor_factory(ExecutorConfig.model_validate(executor), "dedup"),
+                        text_key=text_key,
+                        id_key=id_key,
+                        restart=restart,
+                    ).to_dict()
+                else:
+                    from flows.dedup import dedup as dedup_flow
 
-                result = dedup_flow(
-                    input=str(input),
-                    output=str(output),
-                    config=settings,
-                    priority=priorities,
-                    executor=executor,
-                    source=source,
-                    text_key=text_key,
-                    id_key=id_key,
-                    restart=restart,
-                )
+                    result = dedup_flow(
+                        input=str(input),
+                        output=str(output),
+                        config=settings,
+                        priority=priorities,
+                        executor=executor,
+                        source=source,
+                        text_key=text_key,
+                        id_key=id_key,
+                        restart=restart,
+                    )
         except (DedupIndexError, DedupStateError, ValueError) as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
             raise typer.Exit(2) from None

@@ -64,7 +64,6 @@ def tokenize(
     from pipeline.tokenize.run import run_tokenize
 
     console = Console(stderr=True)
-    progress.enable()
     if tokenizer is not None and vocab_size is not None:
         raise typer.BadParameter("give exactly one of --tokenizer PATH or --vocab-size N", param_hint="--tokenizer")
     base: dict[str, Any] = {}
@@ -105,7 +104,8 @@ def tokenize(
         base["tokenizer"] = None
     try:
         config = TokenizeConfig.model_validate(base)
-        manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
+        with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
+            manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
         console.print(f"[red]tokenize failed:[/red] {escape(str(error))}", soft_wrap=True)  # paths stay on one line
         raise typer.Exit(1) from None
