@@ -173,3 +173,31 @@ def test_cli_curate_without_a_server_starts_no_prefect_and_imports_no_torch(tmp_
     assert sorted(os.listdir(tmp_path / "run" / "stages" / "curate" / "notes" / "logs" / "completions")) == ["00000"]
     assert "PIPELINE" not in output and "Traceback" not in output  # datatrove's per-rank blocks stay in the logs
     assert not (home / "prefect.db").exists()
+
+
+COMMANDS = [
+    ["curate"], ["dedup"], ["tokenize"], ["shards", "inspect"], ["shards", "verify"], ["plan"], ["train"],
+    ["generate"], ["pipeline"], ["demo"], ["sample"], ["serve"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_flag_has_help_and_a_plain_metavar(command: list[str]) -> None:
+    import re
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    assert not re.search(r"<(str|int|float|bool|path|file|list\[\w+\])>", result.output)  # typer's type labels
+    for line in result.output.splitlines():
+        match = re.match(r"^│\s+(?:\*\s+)?(--[\w-]+)(.*)│$", line)
+        if match:  # the help column: what remains once the names and the metavar are taken away
+            rest = re.sub(
+                r"(?:^|\s{2,})(?:-\S+|[A-Z][A-Z0-9=_\[\]/:.]*|\[default: [^\]]*\]|\[x>=\d+\])(?=\s{2,}|$)",
+                " ",
+                match.group(2),
+            )
+            assert rest.strip(), f"{' '.join(command)} {match.group(1)}: no help text"

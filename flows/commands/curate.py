@@ -13,9 +13,14 @@ def register(app: typer.Typer) -> None:
     def curate(
         recipe: Path = typer.Argument(..., help="recipe YAML (see configs/web.yaml, configs/domain.yaml)"),
         input: Optional[str] = typer.Option(  # noqa: A002, UP045
-            None, "--input", help="run the recipe's stages on this input instead of its sources (kind auto-detected)"
+            None,
+            "--input",
+            metavar="PATH",
+            help="run the recipe's stages on this input instead of its sources (kind auto-detected)",
         ),
-        output: Optional[str] = typer.Option(None, "--output", help="run directory (default: recipe output_dir)"),  # noqa: UP045
+        output: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--output", metavar="DIR", help="run directory (default: recipe output_dir)"
+        ),
         overwrite: bool = typer.Option(
             False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
         ),

@@ -36,10 +36,10 @@ def tokenize(
         None, "--recipe", metavar="RECIPE", help="take source weights/epochs (and stages.tokenize)"
     ),
     weight: list[str] | None = typer.Option(
-        None, "--weight", metavar="NAME=SHARE", help="NAME=SHARE, e.g. finance=0.51 (repeatable)"
+        None, "--weight", metavar="NAME=SHARE", help="token share of a source, e.g. finance=0.51 (repeatable)"
     ),
     epochs: list[str] | None = typer.Option(
-        None, "--epochs", metavar="NAME=TIMES", help="NAME=TIMES, e.g. finance=2 (repeatable)"
+        None, "--epochs", metavar="NAME=TIMES", help="epochs of a source, e.g. finance=2 (repeatable)"
     ),
     heldout_share: float | None = typer.Option(
         None, "--heldout-share", metavar="SHARE", help="documents per source held out"
