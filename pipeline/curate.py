@@ -55,6 +55,45 @@ def build_source_pipeline(
     ]
 
 
+#: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
+FORKSERVER_PRELOAD = (
+    "datatrove.executor.local",
+    "datatrove.pipeline.writers.jsonl",
+    "pipeline.accounting",
+    "pipeline.progress",
+    "pipeline.readers.folder",
+    "pipeline.readers.tabular",
+    "pipeline.readers.warc",
+    "pipeline.stages.extract",
+    "pipeline.stages.language",
+    "pipeline.stages.pii",
+    "pipeline.stages.quality",
+    "pipeline.dedup.filter",
+    "pipeline.dedup.io",
+    "pipeline.dedup.signatures",
+)
+
+
+def preload_forkserver(pipeline: list) -> list[str]:
+    """Have datatrove's forkserver import the ranks' modules once, so that each pool worker forked from it
+    starts with them instead of importing them itself; returns the list set.
+
+    ``LocalPipelineExecutor`` runs ranks in a ``multiprocess`` forkserver pool, and every worker unpickles the
+    pipeline, importing the stages, readers and their libraries anew: ~0.5 CPU-s per worker, 12 workers for a
+    4-file crawl through curate + dedup's signature and filter steps (``benchmarks/fixed_cost.py``). The
+    forkserver is started once per process, by the first pool, and serves every later pool, so the list is
+    what this process's pipelines need (``FORKSERVER_PRELOAD`` plus the modules of this pipeline's steps). A
+    forkserver already running keeps its list (the setting is a hint, as ``multiprocess`` says).
+    """
+    import multiprocess
+
+    modules = ["__main__", *FORKSERVER_PRELOAD]
+    modules += sorted({type(step).__module__ for step in pipeline} - {"builtins", "__main__"})
+    modules = list(dict.fromkeys(modules))
+    multiprocess.get_context("forkserver").set_forkserver_preload(modules)
+    return modules
+
+
 def build_executor(
     config: ExecutorConfig,
     pipeline: list[PipelineStep],
@@ -69,6 +108,9 @@ def build_executor(
     logging_dir = str(logging_dir)
     if config.kind == "local":
         from pipeline import progress
+
+        if min(workers, tasks) > 1:
+            preload_forkserver(pipeline)
 
         if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
             label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"

@@ -206,6 +206,10 @@ def _encode(
 
         tasks = min(config.tasks, len(files))  # a rank without files would only log a warning
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
+        if workers > 1:
+            from pipeline.curate import preload_forkserver
+
+            preload_forkserver(pipeline)
         if progress.mode() != "off":  # the CLI asked for a progress line
             executor = progress.ProgressExecutor(
                 pipeline,
