@@ -245,9 +245,8 @@ class ProgressMonitor:
         if self.display == "off":
             return self
         if self.display == "bar":
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            from flows.runtime import console
 
             progress = Progress(
                 TextColumn("{task.description}"),
@@ -256,7 +255,7 @@ class ProgressMonitor:
                 TextColumn("{task.fields[rate]}"),
                 TextColumn("{task.fields[ranks]}"),
                 TextColumn("{task.fields[eta]}"),
-                console=console,
+                console=Console(stderr=True),
                 transient=False,
             )
             task = progress.add_task(self.label, total=self.total_docs, rate="", ranks="", eta="")
