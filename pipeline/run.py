@@ -109,21 +109,19 @@ def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:
 def run_tokenize_stage(recipe: Recipe, layout: RunLayout, executor_factory=None) -> dict:
     """Tokenize the run's kept documents into ``shards/`` with the recipe's mix; return the manifest.
 
-    ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor).
+    ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor);
+    ``tasks`` is ``stages.tokenize.tasks``, at most one rank per input file.
     """
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
 
     config = recipe.stages.tokenize or TokenizeConfig()
-    encode_executor = None
-    if executor_factory is not None:
-        encode_executor = lambda pipeline, logging_dir: executor_factory(pipeline, logging_dir, config.tasks)  # noqa: E731
     return run_tokenize(
         str(layout.root),
         str(layout.shards),
         config,
         source_mix(recipe),
-        executor_factory=encode_executor,
+        executor_factory=executor_factory,
         recipe_hash=recipe.config_hash(),
     )
 

@@ -201,3 +201,22 @@ def test_every_flag_has_help_and_a_plain_metavar(command: list[str]) -> None:
                 match.group(2),
             )
             assert rest.strip(), f"{' '.join(command)} {match.group(1)}: no help text"
+
+
+def test_tokenize_ranks_never_exceed_its_input_files(tmp_path: Path) -> None:
+    """A recipe's executor factory gets ``tasks`` capped at the input files, like the default executor."""
+    from datatrove.executor import LocalPipelineExecutor
+
+    from pipeline.tokenize import run_tokenize
+    from pipeline.tokenize.config import TokenizeConfig
+
+    _jsonl(tmp_path / "in" / "notes.jsonl", 30)
+    asked: list[int] = []
+
+    def factory(pipeline: list, logging_dir: str, tasks: int):
+        asked.append(tasks)
+        return LocalPipelineExecutor(pipeline, tasks=tasks, workers=1, logging_dir=logging_dir, skip_completed=False)
+
+    config = TokenizeConfig(vocab_size=300, tasks=8, workers=1, heldout_share=0.0)
+    run_tokenize(tmp_path / "in" / "notes.jsonl", tmp_path / "shards", config, executor_factory=factory)
+    assert asked and set(asked) == {1}
