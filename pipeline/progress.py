@@ -8,7 +8,7 @@ rank works. ``ProgressExecutor`` replaces that, for the command line only:
   most once a second. Files, not a shared counter: ranks are separate processes (a forkserver pool), and a
   file per rank stays honest however many run at once, survives a killed rank and needs no extra process;
 - the main process polls those files (``ProgressMonitor``) and draws one line: a ``rich`` progress bar when
-  stderr is a terminal, a log line every ``LOG_EVERY_S`` seconds otherwise (and a closing line when it printed
+  stderr is a terminal, a log line every ``LOG_EVERY_S`` (30) seconds otherwise (and a closing line when it printed
   any). The ETA comes from the share of the input bytes read (a WARC document carries its record's offset;
   other readers advance per file) or, when the caller knows it, from the number of documents;
 - datatrove's console output is lowered to warnings (its per-rank logs still go to ``logs/task_*.log``).
@@ -31,8 +31,24 @@ from typing import Any
 
 from datatrove.executor import LocalPipelineExecutor
 
-#: Seconds between progress lines when stderr is not a terminal (a log file, CI).
+#: Seconds between progress lines when stderr is not a terminal (a log file, CI); ``TOKENMILL_PROGRESS_EVERY``
+#: overrides it.
 LOG_EVERY_S = 30.0
+
+
+def log_every_s_default() -> float:
+    value = os.environ.get("TOKENMILL_PROGRESS_EVERY")
+    if value is None:
+        return LOG_EVERY_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise ValueError(f"TOKENMILL_PROGRESS_EVERY: expected seconds > 0, got {value!r}")
+    return seconds
+
+
 #: Seconds between a rank's progress writes (a small JSON file each time).
 WRITE_EVERY_S = 1.0
 
@@ -194,12 +210,12 @@ class ProgressMonitor:
         display: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         emit: Callable[[str], None] | None = None,
-        log_every_s: float = LOG_EVERY_S,
+        log_every_s: float | None = None,
     ):
         self.label, self.folder, self.ranks = label, folder, ranks
         self.rank_files, self.total_docs = rank_files, total_docs
         self.display = display or _mode
-        self.clock, self.log_every_s = clock, log_every_s
+        self.clock, self.log_every_s = clock, log_every_s or log_every_s_default()
         self.emit = emit or (lambda line: print(line, file=sys.stderr, flush=True))
         self.start = read_progress(folder, ranks, rank_files)
         self.started = clock()

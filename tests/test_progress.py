@@ -156,3 +156,12 @@ def test_build_executor_uses_datatrove_unless_progress_is_on(tmp_path: Path, mon
     monkeypatch.setattr(progress, "_mode", "log")
     shown = build_executor(config, [], tmp_path / "b", job_name="dedup")
     assert isinstance(shown, progress.ProgressExecutor) and shown.label == "dedup b"
+
+
+def test_the_log_interval_can_be_set_and_a_bad_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKENMILL_PROGRESS_EVERY", "5")
+    assert progress.log_every_s_default() == 5.0
+    for bad in ("0", "soon"):
+        monkeypatch.setenv("TOKENMILL_PROGRESS_EVERY", bad)
+        with pytest.raises(ValueError, match="TOKENMILL_PROGRESS_EVERY"):
+            progress.log_every_s_default()
