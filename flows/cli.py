@@ -23,6 +23,44 @@ app = typer.Typer(
 )
 
 
+_PLAIN = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "path": "PATH", "directory": "DIR"}
+
+
+def _plain_metavars() -> None:
+    """Show click's plain metavars in ``--help``: nothing after a flag, else the option's own ``metavar``, else
+    ``TEXT``/``INTEGER``/``FLOAT``/``PATH``.
+
+    typer 0.29 prints each parameter's Python type instead (``<str>``, ``<path>``, and ``<bool>`` after flags such
+    as ``--overwrite`` that take no value) and has no setting for it, so the one method that makes that label is
+    wrapped; everything else about the help screen is typer's.
+    """
+    import re
+
+    from typer.core import TyperArgument, TyperOption
+
+    def plain(label: str | None) -> str | None:
+        if label is None:
+            return None
+        many = label.endswith("...") or label.startswith("<list[")
+        bare = re.sub(r"^list\[(.*)\]$", r"\1", label.removesuffix("...").strip("<>"))
+        return _PLAIN.get(bare.lower(), bare.upper()) + ("..." if many else "")
+
+    for cls in (TyperOption, TyperArgument):
+        original = cls.display_type_rich
+        if getattr(original, "_tokenmill_plain", False):
+            continue
+
+        def display_type_rich(self, ctx, _original=original):  # noqa: ANN001, ANN202 - typer's signature
+            if self.metavar is not None:
+                return self.metavar
+            if getattr(self, "is_flag", False):
+                return None
+            return plain(_original(self, ctx))
+
+        display_type_rich._tokenmill_plain = True  # type: ignore[attr-defined]
+        cls.display_type_rich = display_type_rich
+
+
 def _register_commands() -> None:
     import flows.commands as commands
 
@@ -53,6 +91,7 @@ def _main(
     """Raw crawls and domain documents → curated, deduplicated, PII-free token shards → a budget-checked LLM."""
 
 
+_plain_metavars()
 _register_commands()
 
 

@@ -20,41 +20,31 @@ from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from pipeline.config import Recipe
-from pipeline.curate import curate_source
 from pipeline.layout import RunLayout
-from pipeline.report import add_section
 from pipeline.run import (
-    prepare_run_dir,
+    CurationSteps,
+    account_and_report,
+    curate_one_source,
+    curate_run,
+    dedup_run_dir,
     resolve_run,
     run_tokenize_stage,
-    write_curation_report,
 )
 
 
 @task(name="curate-source", task_run_name="curate-{source_name}")
 def curate_source_task(recipe: Recipe, source_name: str, run_dir: str) -> str:
-    source = next(s for s in recipe.sources if s.name == source_name)
-    return curate_source(recipe, source, RunLayout.at(run_dir))
+    return curate_one_source(recipe, source_name, run_dir)
 
 
 @task(name="dedup")
 def dedup_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    from pipeline.curate import executor_factory
-    from pipeline.run import run_dedup_stage
-
-    result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "dedup"))
-    return result.model_dump(mode="json")
+    return dedup_run_dir(recipe, run_dir)
 
 
 @task(name="account-and-report")
 def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
-    layout = RunLayout.at(run_dir)
-    section_json = write_curation_report(recipe, layout)
-    if dedup is not None:
-        from pipeline.dedup.result import DedupResult, dedup_report_md
-
-        add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(dedup)), dedup)
-    return section_json
+    return account_and_report(recipe, run_dir, dedup)
 
 
 @task(name="tokenize")
@@ -158,20 +148,14 @@ def _curate_locked(
     corpus_manifest: str | None,
 ) -> dict:
     logger = get_run_logger()
-    layout = prepare_run_dir(resolved, overwrite=overwrite)
-    logger.info("run directory %s (config_hash %s)", layout.root, resolved.config_hash())
-    for source in resolved.sources:
-        logger.info("curating source %s (%s: %s)", source.name, source.kind, source.path)
-        curate_source_task(resolved, source.name, str(layout.root))
-    dedup = None
-    if resolved.stages.dedup is not None:
-        dedup = dedup_task(resolved, str(layout.root))
+    steps = CurationSteps(curate_source_task, dedup_task, account_and_report_task)
+    layout, summary, dedup = curate_run(resolved, overwrite, steps, logger)
+    if dedup is not None:
         create_markdown_artifact(
             key="dedup-summary",
             markdown=_dedup_md(dedup),
             description="tokenmill dedup: documents kept and dropped as duplicates, per source and rule",
         )
-    summary = account_and_report_task(resolved, str(layout.root), dedup)
     log_warnings(logger, summary)
     create_markdown_artifact(
         key="curation-funnel",

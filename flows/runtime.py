@@ -26,6 +26,10 @@ def configured_api_url() -> str | None:
     url = os.environ.get("PREFECT_API_URL")
     if url:
         return url
+    if "prefect" not in sys.modules and not _settings_files_here():
+        # importing prefect.settings costs ~1.4 CPU-s; without a prefect.toml/.env/pyproject [tool.prefect] in the
+        # working directory, the profile file is the only other place a URL can be configured
+        return _profile_api_url()
     try:
         from prefect.settings import get_current_settings
 
@@ -33,6 +37,88 @@ def configured_api_url() -> str | None:
         return str(value) if value else None
     except Exception:  # noqa: BLE001 - no profile means no server configured
         return None
+
+
+def _settings_files_here() -> bool:
+    """A settings file Prefect reads from the working directory (then only Prefect itself can resolve the URL)."""
+    if os.path.exists("prefect.toml") or os.path.exists(".env"):
+        return True
+    try:
+        with open("pyproject.toml", encoding="utf-8") as handle:
+            return "[tool.prefect" in handle.read()
+    except OSError:
+        return False
+
+
+def _read_toml(path: str) -> dict:
+    import tomllib
+
+    try:
+        with open(os.path.expanduser(path), "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, ValueError):
+        return {}
+
+
+def _profile_api_url() -> str | None:
+    """PREFECT_API_URL of the active profile, resolved as Prefect 3's ``ProfileSettingsTomlLoader`` does it
+    (``prefect/settings/sources.py``): the profiles file is ``PREFECT_PROFILES_PATH``, else
+    ``$PREFECT_HOME/profiles.toml``, else ``~/.prefect/profiles.toml`` when it exists, else the bundled one;
+    the active profile is ``PREFECT_PROFILE`` or the file's ``active``; a missing file or profile means the
+    bundled default profile (``ephemeral``: no URL). A test for each case compares with Prefect itself."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("prefect")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    bundled_path = os.path.join(next(iter(spec.submodule_search_locations)), "settings", "profiles.toml")
+    test_mode = (
+        "PREFECT_TEST_MODE",
+        "PREFECT_UNIT_TEST_MODE",
+        "PREFECT_TESTING_UNIT_TEST_MODE",
+        "PREFECT_TESTING_TEST_MODE",
+    )
+    if any(os.environ.get(name) for name in test_mode):
+        path = bundled_path
+    elif os.environ.get("PREFECT_PROFILES_PATH"):
+        path = os.environ["PREFECT_PROFILES_PATH"]
+    elif os.environ.get("PREFECT_HOME"):
+        path = os.path.join(os.environ["PREFECT_HOME"], "profiles.toml")
+    else:
+        home_file = os.path.expanduser("~/.prefect/profiles.toml")
+        path = home_file if os.path.exists(home_file) else bundled_path
+    bundled = _read_toml(bundled_path)
+    default = bundled.get("profiles", {}).get(bundled.get("active", "ephemeral"), {})
+    data = _read_toml(path) if os.path.exists(path) else None
+    if data is None:
+        profile = default
+    else:
+        active = os.environ.get("PREFECT_PROFILE") or data.get("active")
+        profiles = data.get("profiles", {})
+        profile = profiles[active] if active and active in profiles else default
+    value = profile.get("PREFECT_API_URL")
+    return str(value) if value else None
+
+
+#: ``--prefect`` choices: where a CLI run's flow is recorded.
+PREFECT_MODES = ("auto", "embedded", "off")
+
+
+def prefect_backend(mode: str = "auto") -> str:
+    """``"server"``, ``"embedded"`` or ``"none"``: whether (and where) a CLI run goes through Prefect.
+
+    ``auto``: a configured server (``PREFECT_API_URL``, the active profile) when one is configured -- it is
+    used if it answers, else the embedded one, as before -- and no Prefect at all when none is configured:
+    the command then calls the same ``pipeline`` functions the flow's tasks call, in this process. An
+    embedded server costs ~6 CPU-s and several seconds of wall time per call (measured with
+    ``benchmarks/fixed_cost.py``) and records the run only in a local SQLite database. ``embedded``: always
+    a temporary server (the behaviour before; records every run). ``off``: never Prefect.
+    """
+    if mode not in PREFECT_MODES:
+        raise ValueError(f"--prefect: expected one of {', '.join(PREFECT_MODES)}, got {mode!r}")
+    if mode == "off" or (mode == "auto" and not configured_api_url()):
+        return "none"
+    return ensure_prefect_backend()
 
 
 def ensure_prefect_backend() -> str:

@@ -55,6 +55,45 @@ def build_source_pipeline(
     ]
 
 
+#: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
+FORKSERVER_PRELOAD = (
+    "datatrove.executor.local",
+    "datatrove.pipeline.writers.jsonl",
+    "pipeline.accounting",
+    "pipeline.progress",
+    "pipeline.readers.folder",
+    "pipeline.readers.tabular",
+    "pipeline.readers.warc",
+    "pipeline.stages.extract",
+    "pipeline.stages.language",
+    "pipeline.stages.pii",
+    "pipeline.stages.quality",
+    "pipeline.dedup.filter",
+    "pipeline.dedup.io",
+    "pipeline.dedup.signatures",
+)
+
+
+def preload_forkserver(pipeline: list) -> list[str]:
+    """Have datatrove's forkserver import the ranks' modules once, so that each pool worker forked from it
+    starts with them instead of importing them itself; returns the list set.
+
+    ``LocalPipelineExecutor`` runs ranks in a ``multiprocess`` forkserver pool, and every worker unpickles the
+    pipeline, importing the stages, readers and their libraries anew: ~0.5 CPU-s per worker, 12 workers for a
+    4-file crawl through curate + dedup's signature and filter steps (``benchmarks/fixed_cost.py``). The
+    forkserver is started once per process, by the first pool, and serves every later pool, so the list is
+    what this process's pipelines need (``FORKSERVER_PRELOAD`` plus the modules of this pipeline's steps). A
+    forkserver already running keeps its list (the setting is a hint, as ``multiprocess`` says).
+    """
+    import multiprocess
+
+    modules = ["__main__", *FORKSERVER_PRELOAD]
+    modules += sorted({type(step).__module__ for step in pipeline} - {"builtins", "__main__"})
+    modules = list(dict.fromkeys(modules))
+    multiprocess.get_context("forkserver").set_forkserver_preload(modules)
+    return modules
+
+
 def build_executor(
     config: ExecutorConfig,
     pipeline: list[PipelineStep],
@@ -68,6 +107,21 @@ def build_executor(
     workers = config.workers if config.workers != -1 else tasks
     logging_dir = str(logging_dir)
     if config.kind == "local":
+        from pipeline import progress
+
+        if min(workers, tasks) > 1:
+            preload_forkserver(pipeline)
+
+        if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
+            label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"
+            return progress.ProgressExecutor(
+                pipeline=pipeline,
+                tasks=tasks,
+                workers=min(workers, tasks),
+                logging_dir=logging_dir,
+                depends=depends,
+                label=label,
+            )
         from datatrove.executor import LocalPipelineExecutor
 
         return LocalPipelineExecutor(
@@ -120,13 +174,47 @@ def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
 CURATION_STAGES = ("read", "extract", "language", "quality", "pii")
 
 
-def curation_fingerprint(recipe: Recipe, source: SourceConfig, input_path: str | None = None) -> str:
-    """What a source's curated output depends on: source, its stages, executor ranks, inputs, code."""
+def input_files(reader: PipelineStep) -> int | None:
+    """How many files a file-sharded reader will read (``None``: the reader shards rows, not files).
+
+    datatrove gives rank ``r`` of ``n`` the files ``listing[r::n]``; ranks beyond the file count read nothing
+    but still pay a worker process, the pipeline's set-up and their share of the executor's bookkeeping.
+    A ``save_to_disk`` dataset (``HFDatasetReader``) is split by rows, so every rank gets work.
+    """
+    from pipeline.readers.tabular import HFDatasetReader
+
+    if isinstance(reader, HFDatasetReader) or not hasattr(reader, "data_folder"):
+        return None
+    listing = reader.data_folder.list_files(recursive=reader.recursive, glob_pattern=reader.glob_pattern)
+    accepts = getattr(reader, "accepts", None)
+    return sum(1 for name in listing if accepts is None or accepts(name))
+
+
+def source_tasks(recipe: Recipe, reader: PipelineStep) -> int:
+    """Ranks for one source: ``executor.tasks``, but never more than the source has input files.
+
+    Measured with ``benchmarks/fixed_cost.py``: a 20-document JSONL through ``configs/web.yaml``
+    (``tasks: 8``) started 8 worker processes, each importing the stages (~0.5 CPU-s apiece), for one file.
+    """
+    files = input_files(reader)
+    return recipe.executor.tasks if files is None else max(1, min(recipe.executor.tasks, files))
+
+
+def curation_fingerprint(
+    recipe: Recipe, source: SourceConfig, input_path: str | None = None, tasks: int | None = None
+) -> str:
+    """What a source's curated output depends on: source, its stages, ranks, inputs, code.
+
+    ``tasks`` is the rank count the run uses (``source_tasks``; default ``executor.tasks``): the ranks decide
+    which file lands in which ``curated/<source>/<rank>.jsonl.gz``, so a resume must use the same count. It
+    follows from the recipe and the input listing (both in the fingerprint), so a rerun of an unchanged
+    input resumes.
+    """
     return digest(
         "curate",
         source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}),
         recipe.stages_for(source).model_dump(mode="json"),
-        recipe.executor.tasks,
+        tasks or recipe.executor.tasks,
         input_listing(input_path or source.path),
         code_version("pipeline"),
     )
@@ -157,14 +245,15 @@ def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input
     Finished ranks are skipped on a rerun with the same fingerprint; a changed recipe, input or code
     version clears the source's outputs first.
     """
-    fingerprint = curation_fingerprint(recipe, source, input_path)
+    pipeline = build_source_pipeline(recipe, source, layout, input_path)
+    tasks = source_tasks(recipe, pipeline[0])
+    fingerprint = curation_fingerprint(recipe, source, input_path, tasks)
     marker = layout.stage_dir("curate", source.name) / "fingerprint.json"
     if read_fingerprint(marker) != fingerprint:
         clear_source_outputs(layout, source.name)
-        write_fingerprint(marker, fingerprint, {"source": source.name})
-    pipeline = build_source_pipeline(recipe, source, layout, input_path)
+        write_fingerprint(marker, fingerprint, {"source": source.name, "tasks": tasks})
     executor = build_executor(
-        recipe.executor, pipeline, layout.logs("curate", source.name), job_name=f"curate-{source.name}"
+        recipe.executor, pipeline, layout.logs("curate", source.name), tasks=tasks, job_name=f"curate-{source.name}"
     )
     executor.run()
     return fingerprint

@@ -3,8 +3,12 @@ source, check the accounts, write the report. The Prefect flow calls these same 
 
 from __future__ import annotations
 
+import dataclasses
 import glob
+import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import Recipe, RecipeError, dump_recipe, load_recipe
@@ -128,21 +132,19 @@ def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:
 def run_tokenize_stage(recipe: Recipe, layout: RunLayout, executor_factory=None) -> dict:
     """Tokenize the run's kept documents into ``shards/`` with the recipe's mix; return the manifest.
 
-    ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor).
+    ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor);
+    ``tasks`` is ``stages.tokenize.tasks``, at most one rank per input file.
     """
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
 
     config = recipe.stages.tokenize or TokenizeConfig()
-    encode_executor = None
-    if executor_factory is not None:
-        encode_executor = lambda pipeline, logging_dir: executor_factory(pipeline, logging_dir, config.tasks)  # noqa: E731
     return run_tokenize(
         str(layout.root),
         str(layout.shards),
         config,
         source_mix(recipe),
-        executor_factory=encode_executor,
+        executor_factory=executor_factory,
         recipe_hash=recipe.config_hash(),
     )
 
@@ -168,3 +170,62 @@ def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
     restart = read_fingerprint(marker) != upstream and layout.stage_dir("dedup").exists()
     write_fingerprint(marker, upstream)
     return run_dedup(str(layout.root), recipe.stages.dedup, priorities, executor_factory, restart=restart)
+
+
+def curate_one_source(recipe: Recipe, source_name: str, run_dir: str) -> str:
+    """Curate one source of ``recipe`` into ``run_dir``; its fingerprint (the ``curate-source`` task's body)."""
+    from pipeline.curate import curate_source
+
+    source = next(s for s in recipe.sources if s.name == source_name)
+    return curate_source(recipe, source, RunLayout.at(run_dir))
+
+
+def dedup_run_dir(recipe: Recipe, run_dir: str) -> dict[str, Any]:
+    """Dedup every curated source of the run with the recipe's executor section (the ``dedup`` task's body)."""
+    from pipeline.curate import executor_factory
+
+    result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "dedup"))
+    return result.model_dump(mode="json")
+
+
+def account_and_report(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
+    """Check the accounts, write the report (with the dedup section); the curation summary (the task's body)."""
+    from pipeline.report import add_section
+
+    layout = RunLayout.at(run_dir)
+    section_json = write_curation_report(recipe, layout)
+    if dedup is not None:
+        from pipeline.dedup.result import DedupResult, dedup_report_md
+
+        add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(dedup)), dedup)
+    return section_json
+
+
+@dataclasses.dataclass
+class CurationSteps:
+    """The steps of a curation run as callables: plain calls by default; the Prefect flow passes its tasks
+    (which call these same functions), so a CLI run without Prefect and a flow run do the same work."""
+
+    curate_source: Callable[[Recipe, str, str], str] = curate_one_source
+    dedup: Callable[[Recipe, str], dict[str, Any]] = dedup_run_dir
+    report: Callable[[Recipe, str, dict[str, Any] | None], dict] = account_and_report
+
+
+def curate_run(
+    recipe: Recipe, overwrite: bool = False, steps: CurationSteps | None = None, log: Any = None
+) -> tuple[RunLayout, dict, dict[str, Any] | None]:
+    """Prepare the run directory, curate every source, dedup (when the recipe does), account and report.
+
+    Returns ``(layout, curation summary, dedup result or None)``. The caller holds the run's lock
+    (``RunLayout.lock``). ``log``: a ``logging.Logger``-like object (the flow passes its run logger).
+    """
+    steps = steps or CurationSteps()
+    log = log or logging.getLogger("tokenmill")
+    layout = prepare_run_dir(recipe, overwrite=overwrite)
+    log.info("run directory %s (config_hash %s)", layout.root, recipe.config_hash())
+    for source in recipe.sources:
+        log.info("curating source %s (%s: %s)", source.name, source.kind, source.path)
+        steps.curate_source(recipe, source.name, str(layout.root))
+    dedup = steps.dedup(recipe, str(layout.root)) if recipe.stages.dedup is not None else None
+    summary = steps.report(recipe, str(layout.root), dedup)
+    return layout, summary, dedup

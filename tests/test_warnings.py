@@ -156,7 +156,7 @@ def test_the_cli_prints_the_warnings_and_logs_them(tmp_path: Path) -> None:
     write_rows(rows, "body")
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
     env.pop("PREFECT_API_URL", None)
-    command = [sys.executable, "-m", "flows.cli", "curate", str(DOMAIN), "--input", str(rows)]
+    command = [sys.executable, "-m", "flows.cli", "curate", str(DOMAIN), "--input", str(rows), "--prefect", "embedded"]
     done = subprocess.run(
         [*command, "--output", str(tmp_path / "run")], capture_output=True, text=True, env=env, check=False, cwd=REPO
     )

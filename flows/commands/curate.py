@@ -13,9 +13,14 @@ def register(app: typer.Typer) -> None:
     def curate(
         recipe: Path = typer.Argument(..., help="recipe YAML (see configs/web.yaml, configs/domain.yaml)"),
         input: Optional[str] = typer.Option(  # noqa: A002, UP045
-            None, "--input", help="run the recipe's stages on this input instead of its sources (kind auto-detected)"
+            None,
+            "--input",
+            metavar="PATH",
+            help="run the recipe's stages on this input instead of its sources (kind auto-detected)",
         ),
-        output: Optional[str] = typer.Option(None, "--output", help="run directory (default: recipe output_dir)"),  # noqa: UP045
+        output: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--output", metavar="DIR", help="run directory (default: recipe output_dir)"
+        ),
         text_key: Optional[str] = typer.Option(  # noqa: UP045
             None, "--text-key", metavar="FIELD", help="with --input: the row field holding the text (default: text)"
         ),
@@ -25,29 +30,46 @@ def register(app: typer.Typer) -> None:
         overwrite: bool = typer.Option(
             False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
         ),
+        prefect: str = typer.Option(
+            "auto",
+            "--prefect",
+            metavar="MODE",
+            help="auto: record the run in the configured Prefect server, run without Prefect when none is "
+            "configured; embedded: a temporary server for this call; off: never Prefect",
+        ),
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
-        from flows.runtime import console, ensure_prefect_backend
+        from flows.runtime import PREFECT_MODES, console, prefect_backend
+        from pipeline import progress
         from pipeline.config import RecipeError
         from pipeline.layout import RunDirError, RunLayout
         from pipeline.readers import InputError
-        from pipeline.run import resolve_run
+        from pipeline.run import curate_run, resolve_run
 
         errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
         try:  # a typo fails here, before Prefect (and its server) start
             resolved = resolve_run(str(recipe), input, output, text_key, id_key)
+            RunLayout.at(resolved.output_dir).check_unlocked()  # another run on it: say so now, not in a flow
             if overwrite:
                 RunLayout.at(resolved.output_dir).check_clearable()
         except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
-        ensure_prefect_backend()
-        from flows.curate import curate as curate_flow
-
+        if prefect not in PREFECT_MODES:
+            choices = ", ".join(PREFECT_MODES)
+            raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
         try:
-            result = curate_flow(
-                str(recipe), input=input, output=output, overwrite=overwrite, text_key=text_key, id_key=id_key
-            )
+            with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
+                if prefect_backend(prefect) == "none":  # the pipeline calls of the flow's tasks, in this process
+                    with RunLayout.at(resolved.output_dir).lock():
+                        layout, summary, _ = curate_run(resolved, overwrite=overwrite)
+                    result = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
+                else:
+                    from flows.curate import curate as curate_flow
+
+                    result = curate_flow(
+                        str(recipe), input=input, output=output, overwrite=overwrite, text_key=text_key, id_key=id_key
+                    )
         except errors as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None

@@ -21,9 +21,12 @@ def register(app: typer.Typer) -> None:
         redis: Optional[str] = typer.Option(  # noqa: UP045
             None,
             "--redis",
+            metavar="HOST:PORT[/DB]",
             help="keep the index in Redis instead: HOST:PORT or HOST:PORT/DB (key prefix: --redis-basename)",
         ),
-        redis_basename: str = typer.Option("tokenmill", "--redis-basename"),
+        redis_basename: str = typer.Option(
+            "tokenmill", "--redis-basename", metavar="PREFIX", help="key prefix of the index in Redis"
+        ),
         rebuild_index: bool = typer.Option(
             False, "--rebuild-index", help="set an existing (e.g. corrupt) index aside and start a new one"
         ),
@@ -37,22 +40,36 @@ def register(app: typer.Typer) -> None:
         text_key: str = typer.Option("text", "--text-key", help="field holding the text"),
         id_key: str = typer.Option("id", "--id-key", help="field holding the document id"),
         priority: Optional[list[str]] = typer.Option(  # noqa: UP045
-            None, "--priority", help="NAME=N: documents of higher-priority sources survive (repeatable)"
+            None, "--priority", metavar="NAME=N", help="documents of higher-priority sources survive (repeatable)"
         ),
-        threshold: Optional[float] = typer.Option(None, "--threshold", help="least estimated Jaccard (0.5)"),  # noqa: UP045
-        bands: Optional[int] = typer.Option(None, "--bands"),  # noqa: UP045
-        rows: Optional[int] = typer.Option(None, "--rows"),  # noqa: UP045
-        tasks: Optional[int] = typer.Option(None, "--tasks", help="ranks (default: one per input file)"),  # noqa: UP045
-        workers: int = typer.Option(1, "--workers", help="ranks run at the same time (local executor)"),
+        threshold: Optional[float] = typer.Option(  # noqa: UP045
+            None, "--threshold", metavar="J", help="least estimated Jaccard (0.5)"
+        ),
+        bands: Optional[int] = typer.Option(  # noqa: UP045
+            None, "--bands", metavar="N", help="LSH bands of the MinHash signature (32)"
+        ),
+        rows: Optional[int] = typer.Option(  # noqa: UP045
+            None, "--rows", metavar="N", help="rows per LSH band (4); bands x rows hashes per document"
+        ),
+        tasks: Optional[int] = typer.Option(None, "--tasks", metavar="N", help="ranks (default: one per input file)"),  # noqa: UP045
+        workers: int = typer.Option(1, "--workers", metavar="N", help="ranks run at the same time (local executor)"),
         run_name: Optional[str] = typer.Option(  # noqa: UP045
             None, "--run-name", help="name recorded in the index (default: output folder name)"
         ),
         restart: bool = typer.Option(False, "--restart", help="discard earlier dedup state in --output"),
+        prefect: str = typer.Option(
+            "auto",
+            "--prefect",
+            metavar="MODE",
+            help="auto: record the run in the configured Prefect server, run without Prefect when none is "
+            "configured; embedded: a temporary server for this call; off: never Prefect",
+        ),
     ) -> None:
         """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
         from rich.markup import escape
 
-        from flows.runtime import console, ensure_prefect_backend
+        from flows.runtime import PREFECT_MODES, console, prefect_backend
+        from pipeline import progress
         from pipeline.config import RecipeError, load_recipe
 
         settings: dict = {}
@@ -108,24 +125,45 @@ def register(app: typer.Typer) -> None:
             console.print(f"[red]error:[/] {escape(str(input))}: no such file or folder")
             raise typer.Exit(2)
 
-        ensure_prefect_backend()
-        from flows.dedup import dedup as dedup_flow
+        if prefect not in PREFECT_MODES:
+            choices = ", ".join(PREFECT_MODES)
+            raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
         from pipeline.dedup.cluster import DedupStateError
         from pipeline.dedup.index import DedupIndexError
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
         try:
-            result = dedup_flow(
-                input=str(input),
-                output=str(output),
-                config=settings,
-                priority=priorities,
-                executor=executor,
-                source=source,
-                text_key=text_key,
-                id_key=id_key,
-                restart=restart,
-            )
+            with progress.shown():  # one progress line per dedup step instead of datatrove's logs
+                if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
+                    from pipeline.config import ExecutorConfig
+                    from pipeline.curate import executor_factory
+                    from pipeline.dedup.run import dedup_dataset
+
+                    result = dedup_dataset(
+                        str(input),
+                        str(output),
+                        DedupConfig.model_validate(settings),
+                        source_name=source,
+                        source_priority=priorities,
+                        executor_factory=executor_factory(ExecutorConfig.model_validate(executor), "dedup"),
+                        text_key=text_key,
+                        id_key=id_key,
+                        restart=restart,
+                    ).to_dict()
+                else:
+                    from flows.dedup import dedup as dedup_flow
+
+                    result = dedup_flow(
+                        input=str(input),
+                        output=str(output),
+                        config=settings,
+                        priority=priorities,
+                        executor=executor,
+                        source=source,
+                        text_key=text_key,
+                        id_key=id_key,
+                        restart=restart,
+                    )
         except (DedupIndexError, DedupStateError, ValueError) as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
             raise typer.Exit(2) from None

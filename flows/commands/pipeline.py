@@ -17,13 +17,13 @@ def register(app: typer.Typer) -> None:
         """Run a recipe end to end; a rerun skips the stages whose config, inputs and code are unchanged."""
         from flows.runtime import console, ensure_prefect_backend
         from pipeline.config import RecipeError
-        from pipeline.layout import RunDirError
+        from pipeline.layout import RunDirError, RunLayout
         from pipeline.readers import InputError
         from pipeline.run import resolve_run
 
-        try:  # a typo fails here, before Prefect (and its server) start
-            resolve_run(recipe, None, output)
-        except (RecipeError, FileNotFoundError, InputError) as error:
+        try:  # a typo or a folder another run holds fails here, before Prefect (and its server) start
+            RunLayout.at(resolve_run(recipe, None, output).output_dir).check_unlocked()
+        except (RecipeError, FileNotFoundError, InputError, RunDirError) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
         ensure_prefect_backend()

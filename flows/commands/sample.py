@@ -11,10 +11,10 @@ def register(app: typer.Typer) -> None:
         out: str = typer.Option(
             "runs/sample", "--output", "--out", metavar="DIR", help="output folder (--out: the old spelling)"
         ),
-        seed: int = typer.Option(0),
-        pages: int = typer.Option(400, min=1, help="response records in the crawl (all kinds)"),
-        warc_files: int = typer.Option(4, min=1),
-        domain_docs: int = typer.Option(60, min=1),
+        seed: int = typer.Option(0, metavar="N", help="seed of the generator: same seed, same bytes"),
+        pages: int = typer.Option(400, min=1, metavar="N", help="response records in the crawl (all kinds)"),
+        warc_files: int = typer.Option(4, min=1, metavar="N", help="WARC files the crawl is split into"),
+        domain_docs: int = typer.Option(60, min=1, metavar="N", help="documents in the domain folder"),
     ) -> None:
         """Write the demo sample: a WARC crawl, a domain-document folder and truth.json."""
         from pipeline.sample import generate_sample

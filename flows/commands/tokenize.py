@@ -26,22 +26,39 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, float]:
 def tokenize(
     input_path: Path = typer.Option(..., "--input", "-i", help="curation run dir, curated/ folder, or JSONL/Parquet"),
     output: Path = typer.Option(..., "--output", "-o", help="shards folder to write (e.g. runs/demo/shards)"),
-    tokenizer: str | None = typer.Option(None, "--tokenizer", help="reuse this tokenizer.json or tokenizer folder"),
-    vocab_size: int | None = typer.Option(None, "--vocab-size", help="train a byte-level BPE of this size"),
-    recipe: Path | None = typer.Option(None, "--recipe", help="take source weights/epochs (and stages.tokenize)"),
-    weight: list[str] | None = typer.Option(None, "--weight", help="NAME=SHARE, e.g. finance=0.51 (repeatable)"),
-    epochs: list[str] | None = typer.Option(None, "--epochs", help="NAME=TIMES, e.g. finance=2 (repeatable)"),
-    heldout_share: float | None = typer.Option(None, "--heldout-share", help="documents per source held out"),
-    seed: int | None = typer.Option(None, "--seed"),
-    max_shard_tokens: int | None = typer.Option(None, "--max-shard-tokens"),
-    target_tokens: int | None = typer.Option(None, "--target-tokens", help="training tokens (all sources weighted)"),
-    tasks: int | None = typer.Option(None, "--tasks", help="encoding ranks"),
-    workers: int | None = typer.Option(None, "--workers", help="concurrent encoding ranks"),
+    tokenizer: str | None = typer.Option(
+        None, "--tokenizer", metavar="PATH", help="reuse this tokenizer.json or tokenizer folder"
+    ),
+    vocab_size: int | None = typer.Option(
+        None, "--vocab-size", metavar="N", help="train a byte-level BPE of this size"
+    ),
+    recipe: Path | None = typer.Option(
+        None, "--recipe", metavar="RECIPE", help="take source weights/epochs (and stages.tokenize)"
+    ),
+    weight: list[str] | None = typer.Option(
+        None, "--weight", metavar="NAME=SHARE", help="token share of a source, e.g. finance=0.51 (repeatable)"
+    ),
+    epochs: list[str] | None = typer.Option(
+        None, "--epochs", metavar="NAME=TIMES", help="epochs of a source, e.g. finance=2 (repeatable)"
+    ),
+    heldout_share: float | None = typer.Option(
+        None, "--heldout-share", metavar="SHARE", help="documents per source held out"
+    ),
+    seed: int | None = typer.Option(None, "--seed", metavar="N", help="seed of the mix and the held-out split"),
+    max_shard_tokens: int | None = typer.Option(
+        None, "--max-shard-tokens", metavar="N", help="tokens per shard file at most"
+    ),
+    target_tokens: int | None = typer.Option(
+        None, "--target-tokens", metavar="N", help="training tokens (all sources weighted)"
+    ),
+    tasks: int | None = typer.Option(None, "--tasks", metavar="N", help="encoding ranks"),
+    workers: int | None = typer.Option(None, "--workers", metavar="N", help="concurrent encoding ranks"),
 ) -> None:
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
     from rich.console import Console
     from rich.markup import escape
 
+    from pipeline import progress
     from pipeline.config import RecipeError, load_recipe
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
@@ -87,7 +104,8 @@ def tokenize(
         base["tokenizer"] = None
     try:
         config = TokenizeConfig.model_validate(base)
-        manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
+        with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
+            manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
         console.print(f"[red]tokenize failed:[/red] {escape(str(error))}", soft_wrap=True)  # paths stay on one line
         raise typer.Exit(1) from None

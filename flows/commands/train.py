@@ -96,9 +96,9 @@ def _print_summary(console, summary: dict[str, Any]) -> None:
 def generate_command(
     model_dir: Path = typer.Argument(..., help="an exported model folder, e.g. runs/demo/train/final"),
     prompt: str = typer.Option("The", help="text to continue"),
-    max_new_tokens: int = typer.Option(40, min=1),
-    top_k: int | None = typer.Option(None, help="sample from the k likeliest tokens (default: greedy)"),
-    seed: int = typer.Option(0),
+    max_new_tokens: int = typer.Option(40, min=1, metavar="N", help="tokens to generate after the prompt"),
+    top_k: int | None = typer.Option(None, metavar="K", help="sample from the k likeliest tokens (default: greedy)"),
+    seed: int = typer.Option(0, metavar="N", help="seed of the sampling (with --top-k)"),
 ) -> None:
     """Continue a prompt with a trained model (greedy or top-k)."""
     from training.generate import generate_sample

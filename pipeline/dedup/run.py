@@ -148,7 +148,9 @@ def plan_dedup(
         )
     files = source.plan(stage_dir)
     n_files = sum(len(v) for v in files.values())
-    chosen = config.tasks or tasks or max(1, n_files)
+    # an explicit ``config.tasks`` is honoured; a default (the recipe's executor.tasks) never exceeds the files:
+    # ranks without a file only pay a process and the set-up (benchmarks/fixed_cost.py)
+    chosen = config.tasks or min(tasks or n_files, max(1, n_files))
     # the run's identity in an index: a rerun of this plan is the same run, a later run into the same folder
     # (after --restart) is a new one even though it has the same name
     run_id = f"{run_name}@{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"

@@ -56,7 +56,8 @@ from pipeline.tokenize.tokenizer import (
 
 logger = logging.getLogger("tokenmill.tokenize")
 
-ExecutorFactory = Callable[[list, str], Any]  # (pipeline, logging_dir) -> a datatrove executor with .run()
+# (pipeline, logging_dir, tasks) -> a datatrove executor with .run(); tasks: config.tasks, at most one per input file
+ExecutorFactory = Callable[[list, str, int], Any]
 
 
 class TokenizeError(ValueError):
@@ -74,9 +75,9 @@ def run_tokenize(
     """Tokenize a curation run (or any JSONL/Parquet input) into mixed token shards; return the manifest.
 
     ``sources`` maps source name → weight/epochs (``SourceMix``, a dict, or the recipe's ``SourceConfig``);
-    empty means every source at its natural size. ``executor_factory(pipeline, logging_dir)`` builds the
-    datatrove executor for the encode ranks (default: ``LocalPipelineExecutor`` with ``config.tasks``); its
-    ``run()`` must return once every rank is done.
+    empty means every source at its natural size. ``executor_factory(pipeline, logging_dir, tasks)`` builds the
+    datatrove executor for the encode ranks, ``tasks`` being ``config.tasks`` but never more than the input files
+    (default: ``LocalPipelineExecutor``); its ``run()`` must return once every rank is done.
     """
     started = time.time()
     config = config or TokenizeConfig()
@@ -197,16 +198,32 @@ def _encode(
         ),
     ]
     logging_dir = str(logs / f"encode_{kind}")
+    tasks = min(config.tasks, len(files))  # a rank without files would only log a warning
     if executor_factory is not None:
-        executor = executor_factory(pipeline, logging_dir)
+        executor = executor_factory(pipeline, logging_dir, tasks)
     else:
         from datatrove.executor import LocalPipelineExecutor
 
-        tasks = min(config.tasks, len(files))  # a rank without files would only log a warning
+        from pipeline import progress
+
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
-        executor = LocalPipelineExecutor(
-            pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, skip_completed=False
-        )
+        if workers > 1:
+            from pipeline.curate import preload_forkserver
+
+            preload_forkserver(pipeline)
+        if progress.mode() != "off":  # the CLI asked for a progress line
+            executor = progress.ProgressExecutor(
+                pipeline,
+                tasks=tasks,
+                workers=workers,
+                logging_dir=logging_dir,
+                skip_completed=False,
+                label=f"tokenize {kind}",
+            )
+        else:
+            executor = LocalPipelineExecutor(
+                pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, skip_completed=False
+            )
     executor.run()
     # is_rank_completed() answers False whenever skip_completed is off, so read the markers themselves
     incomplete = [r for r in range(executor.world_size) if not executor.logging_dir.isfile(f"completions/{r:05d}")]
