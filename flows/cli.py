@@ -8,7 +8,9 @@ which keeps ``tokenmill --help`` fast.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import sys
 
 import typer
 
@@ -87,8 +89,13 @@ def _main(
     show_version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="print the version and exit"
     ),
+    debug: bool = typer.Option(
+        False, "--debug", help="show the full traceback of an unexpected error (default: one line and exit 1)"
+    ),
 ) -> None:
     """Raw crawls and domain documents → curated, deduplicated, PII-free token shards → a budget-checked LLM."""
+    if debug:
+        os.environ["TOKENMILL_DEBUG"] = "1"
 
 
 _plain_metavars()
@@ -96,7 +103,18 @@ _register_commands()
 
 
 def main() -> None:
-    app()
+    """The console entry point. User errors are handled by each command (one ``error:`` line, exit 2); an error
+    nobody anticipated is one line and exit 1 as well, with its traceback behind ``--debug``."""
+    try:
+        app()
+    except Exception as error:  # noqa: BLE001 - the last line of defence of the console entry point
+        if os.environ.get("TOKENMILL_DEBUG") == "1" or "--debug" in sys.argv[1:]:
+            raise
+        from flows.runtime import console
+
+        console.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
+        console.print("(an unexpected error: run again with --debug for the traceback, and please report it)")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
