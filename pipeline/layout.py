@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.orphans import guard_forks
+
 logger = logging.getLogger(__name__)
 
 #: The lock file of a run directory (``RunLayout.lock``); it names the holder.
@@ -156,6 +158,7 @@ class RunLayout:
             return
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / LOCK_NAME
+        _guard_forks_once()
         handle = _acquire(path)
         _held[self.root] = [handle, 1]
         try:
@@ -185,6 +188,23 @@ class RunLayout:
         """Where a source's kept documents are after the last text stage that ran."""
         deduped = self.deduped(source)
         return deduped if deduped.is_dir() else self.curated(source)
+
+
+_guarded = False
+
+
+def _guard_forks_once() -> None:
+    """Children forked during a run die with it and do not keep its lock (``pipeline.orphans``)."""
+    global _guarded
+    if not _guarded:
+        guard_forks(lambda: bool(_held), _close_held_in_child)
+        _guarded = True
+
+
+def _close_held_in_child() -> None:
+    for handle, _depth in _held.values():
+        handle.close()  # this process's copy only: the parent's flock stays
+    _held.clear()
 
 
 def _acquire(path: Path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -249,3 +251,71 @@ def test_the_curate_flow_holds_the_lock(tmp_path: Path, prefect_harness) -> None
     finally:
         holder.kill()
         holder.wait()
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as handle:
+                    children = {int(c) for c in handle.read().split()}
+            except FileNotFoundError:
+                continue
+            todo += sorted(children - found)
+            found |= children
+    return found
+
+
+def test_kill_9_of_a_curate_run_leaves_no_process_behind(tmp_path: Path) -> None:
+    """SIGKILL of `tokenmill curate` mid-run: every process it started (ranks, pool, sandboxes) exits too."""
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pipeline.sample import generate_sample
+
+    generate_sample(tmp_path / "s", seed=2, pages=600, warc_files=3, domain_docs=2)
+    recipe = Path(__file__).parents[1] / "configs" / "web.yaml"
+    command = [sys.executable, "-m", "flows.cli", "curate", str(recipe), "--input", str(tmp_path / "s" / "crawl")]
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+    env.pop("PREFECT_API_URL", None)
+    cli = subprocess.Popen(
+        [*command, "--output", str(tmp_path / "run")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while len(seen) < 4 and cli.poll() is None and time.monotonic() < deadline:  # ranks and their children
+            seen |= _descendants(cli.pid)
+            time.sleep(0.05)
+        assert len(seen) >= 4 and cli.poll() is None, "the run ended before it could be killed mid-way"
+        seen |= _descendants(cli.pid)
+        handles = {}
+        for pid in seen:
+            with contextlib.suppress(ProcessLookupError):
+                handles[pid] = os.pidfd_open(pid)
+        cli.kill()
+        cli.wait()
+        for pid, fd in handles.items():  # each becomes readable when that process has exited
+            readable, _, _ = select.select([fd], [], [], 30)
+            os.close(fd)
+            assert readable or not _alive(pid), f"process {pid} outlived the killed run"
+        RunLayout.at(tmp_path / "run").check_unlocked()  # and no orphan keeps the run's lock
+    finally:
+        for pid in seen:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
