@@ -97,8 +97,8 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
     user = tmp_path / "mine.txt"  # text others wrote, generated at run time: the json module's documentation
     user.write_text(pydoc.render_doc(json, renderer=pydoc.plaintext), encoding="utf-8")
     recipe = write_recipe(tmp_path, ablate={"reference": [str(user)], "seeds": [1, 2]})
-    out = tmp_path / "abl"
-    result = cli("ablate", str(recipe), "--output", str(out), "--json")
+    out = tmp_path / "run" / "ablate"  # the default: <output_dir>/ablate
+    result = cli("ablate", str(recipe), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads((out / "ablation_report.json").read_text())
     assert set(report["per_reference"]) == {"mine", "heldout_web", "heldout_notes"}
@@ -132,6 +132,18 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
     stamp = (out / "raw" / "seed-1" / "result.json").stat().st_mtime_ns
     again = cli("ablate", str(recipe), "--output", str(out))
     assert again.exit_code == 0, again.output
+    assert (out / "raw" / "seed-1" / "result.json").stat().st_mtime_ns == stamp
+
+    # the demo's switch: off → nothing; on → the same ablation, its table printed
+    from rich.console import Console
+
+    from flows.commands.demo import maybe_ablate
+
+    console = Console(record=True, width=200)
+    assert maybe_ablate(str(recipe), console) is None
+    enabled = write_recipe(tmp_path, ablate={"reference": [str(user)], "seeds": [1, 2], "enabled": True})
+    assert maybe_ablate(str(enabled), console) == str(out / "ablation_report.md")
+    assert "Ablation: does curation help?" in console.export_text()
     assert (out / "raw" / "seed-1" / "result.json").stat().st_mtime_ns == stamp
 
     # bits per byte: the model's summed token loss over the bytes, checked against transformers' mean loss

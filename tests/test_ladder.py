@@ -224,3 +224,23 @@ def test_a_recipe_names_the_shards_and_the_plan(shards: Path, tmp_path: Path, mo
     assert result.exit_code == 0, result.output
     assert seen["config"].shards == str(run / "shards") and seen["config"].widths == [32, 48]
     assert seen["options"].gpu == "H200" and seen["options"].gpu_hours == 1000
+
+
+def test_the_prefect_flow_trains_fits_and_skips_on_rerun(shards: Path, tmp_path: Path, prefect_harness) -> None:
+    from flows.scaling_flow import ladder
+
+    config = {
+        "shards": str(shards),
+        "output": str(tmp_path / "flow"),
+        "widths": [32, 48],
+        "tokens_per_param": [1, 2, 4],
+        "bootstrap": 0,
+    }
+    result = ladder(config, {"manifest": str(shards / "manifest.json"), "tokens": 1e6})
+    assert result["fit"]["n_points"] == 6
+    report = json.loads((tmp_path / "flow" / "ladder_report.json").read_text())
+    assert report["plan"]["law_used"].startswith("fitted law")  # the team's plan redone with the fitted law
+    stamp = (tmp_path / "flow" / "size-32" / "tpp-1" / "result.json").stat().st_mtime_ns
+    again = ladder(config, None)
+    assert again["fit"]["n_points"] == 6
+    assert (tmp_path / "flow" / "size-32" / "tpp-1" / "result.json").stat().st_mtime_ns == stamp

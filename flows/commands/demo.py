@@ -37,4 +37,25 @@ def register(app: typer.Typer) -> None:
                 result["train"]["final"], "The company reported", max_new_tokens=30, top_k=20, temperature=0.8
             )
             console.print(f"[bold]sample from the trained tiny model:[/] {text!r}")
+        ablation = maybe_ablate(recipe, console)
+        if ablation is not None:
+            console.print(f"ablation report: {ablation}")
         console.print(f"[bold green]demo finished[/]: report at {result['report']}")
+
+
+def maybe_ablate(recipe_path: str, console) -> str | None:
+    """Run ``tokenmill ablate`` on the demo recipe when its ``ablate: {enabled: true}`` asks for it (off in
+    configs/demo.yaml: it trains four more models and would take the demo past two minutes); print the table."""
+    from pathlib import Path
+
+    from pipeline.config import load_recipe
+    from training.ablate import load_ablate_config, render_report, run_ablation
+
+    recipe = load_recipe(recipe_path)
+    settings = load_ablate_config(recipe.ablate)
+    if not settings.enabled:
+        return None
+    console.print("ablation (ablate.enabled in the recipe): raw vs curated arms")
+    report = run_ablation(recipe, Path(recipe.output_dir) / "ablate", settings, say=console.print)
+    console.print(render_report(report), markup=False)
+    return report["report_md"]
