@@ -144,6 +144,8 @@ def test_cpu_micro_ladder_end_to_end_and_rerun(shards: Path, tmp_path: Path) -> 
     assert "The fit uses **params**" in report and "Fitted law" in report and "plan it implies" in report
     assert (out / "fit.png").is_file()
     assert not (out / "size-32" / "tpp-1" / "checkpoints").exists()  # a finished branch keeps only result.json
+    built = json.loads((out / "size-64" / "tpp-1" / "train_report.json").read_text())["summary"]["params"]
+    assert built == int(rows[-1]["params"])  # the counted parameters are those of the model that trained
 
     # a rerun skips every finished branch; a branch whose result is missing is redone from the kept trunk
     # checkpoint and gives the same loss
@@ -167,6 +169,16 @@ def test_cpu_micro_ladder_end_to_end_and_rerun(shards: Path, tmp_path: Path) -> 
 
 
 # ---------------------------------------------------------------------------------------------- errors
+
+
+def test_dry_run_prices_the_gpu_ladder_without_training(shards: Path, tmp_path: Path) -> None:
+    result = cli(
+        "scaling", "ladder", "--shards", str(shards), "--output", str(tmp_path / "o"), "--sizes", "gpu", "--dry-run"
+    )
+    assert result.exit_code == 0, result.output
+    assert "| 768 | 12 |" in result.output and "H200-hours" in result.output
+    assert "past the 16-epoch limit" in result.output  # the test shards are far too small for it: said, not hidden
+    assert not (tmp_path / "o").exists()
 
 
 def test_help_and_bad_input(shards: Path, tmp_path: Path) -> None:

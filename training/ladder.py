@@ -206,14 +206,42 @@ class LadderPlan:
     rungs: list[Rung]
     unique_tokens: float
     notes: list[str]
+    vocab_size: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "config": self.config.model_dump(mode="json"),
             "unique_tokens": self.unique_tokens,
+            "vocab_size": self.vocab_size,
             "notes": self.notes,
             "rungs": [asdict(r) | {"total_tokens": r.total_tokens} for r in self.rungs],
         }
+
+
+def cost_table(plan: LadderPlan, gpu: str = "H200", mfu: float = 0.4) -> str:
+    """``--dry-run``: the ladder's runs and their cost by the plan, as markdown."""
+    rows = ladder_cost(plan.rungs, plan.vocab_size, plan.config.seq_len, plan.config.micro_batch, gpu, mfu)
+    lines = [
+        f"| width | layers | params | non-embedding | lr | batch tokens | tokens trained | FLOPs | {gpu} hours |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for rung, row in zip(plan.rungs, rows, strict=True):
+        lines.append(
+            f"| {rung.width} | {rung.overrides['num_hidden_layers']} | {rung.params:,} | {rung.non_embedding_params:,} "
+            f"| {rung.lr:.2e} | {rung.batch_tokens:,} | {row['tokens']:,} | {row['flops']:.3g} "
+            f"| {row['gpu_hours']:.3f} |"
+        )
+    total = sum(r["gpu_hours"] for r in rows)
+    separate = sum(r.batch_tokens * sum(b.steps for b in r.branches) for r in plan.rungs)
+    trained = sum(r["tokens"] for r in rows)
+    lines += [
+        "",
+        f"Total: {trained:,} tokens, {total:.2f} {gpu}-hours at {mfu:.0%} MFU (training.budget.plan); separate runs "
+        f"per token count would train {separate:,} tokens. Small models reach a lower MFU than large ones: budget "
+        "2-3× these hours.",
+        *(f"- note: {note}" for note in plan.notes),
+    ]
+    return "\n".join(lines)
 
 
 def _cooldown_start(steps: int, warmup: int) -> int:
@@ -221,11 +249,69 @@ def _cooldown_start(steps: int, warmup: int) -> int:
     return steps - max(1, round(COOLDOWN * (steps - warmup)))
 
 
+def rung_shape(width: int, vocab_size: int, seq_len: int):
+    """The ``ModelShape`` of a rung (what the plan counts and prices)."""
+    from training.models import shape_from_mapping
+
+    data = {**ladder_shape(width), "vocab_size": vocab_size, "max_position_embeddings": seq_len}
+    return shape_from_mapping(data, origin=f"ladder width {width}", name=f"ladder-{width}")
+
+
+def make_rung(width: int, vocab_size: int, config: LadderConfig) -> Rung:
+    """A rung's parameter counts, lr, batch, warmup and branch points (the rules in the module docstring)."""
+    from training.models import count_params
+
+    per_pass = config.seq_len * config.micro_batch
+    counted = count_params(rung_shape(width, vocab_size, config.seq_len))
+    reference = 6 * counted.total * 20 * counted.total  # the rung's Chinchilla budget: the rules' C
+    lr = config.lr or deepseek_lr(reference)
+    batch = config.batch_tokens or max(1, round(deepseek_batch_tokens(reference) / per_pass)) * per_pass
+    steps = [max(1, round(r * counted.total / batch)) for r in config.tokens_per_param]
+    if len(set(steps)) != len(steps):
+        raise LadderError(
+            f"width {width}: tokens per parameter {config.tokens_per_param} give the same step counts {steps} "
+            f"at {batch:,} tokens per step; choose ratios further apart or a smaller batch_tokens"
+        )
+    if min(steps) < 2:
+        raise LadderError(
+            f"width {width}: {min(config.tokens_per_param):g} tokens per parameter is {min(steps)} step of "
+            f"{batch:,} tokens; a branch needs at least 2 (raise tokens per parameter or lower batch_tokens)"
+        )
+    warmup = max(1, min(WARMUP_MAX, round(WARMUP_SHARE * max(steps))))
+    branches = [Branch(r, s, _cooldown_start(s, warmup)) for r, s in zip(config.tokens_per_param, steps, strict=True)]
+    overrides = ladder_shape(width)
+    return Rung(width, overrides, counted.total, counted.non_embedding, lr, batch, warmup, branches)
+
+
+def ladder_cost(
+    rungs: list[Rung], vocab_size: int, seq_len: int, micro_batch: int, gpu: str = "H200", mfu: float = 0.4
+) -> list[dict[str, Any]]:
+    """What each rung costs by the project's own plan (``training.budget.plan``: 6N + attention FLOPs per token
+    at ``mfu`` of ``gpu``'s peak), for the tokens it trains (trunk + cool-downs)."""
+    from training.budget import Data, Hardware, plan
+
+    rows = []
+    for rung in rungs:
+        shape = rung_shape(rung.width, vocab_size, seq_len)
+        hardware = Hardware(gpu=gpu, mfu=mfu, seq_len=seq_len, micro_batch=micro_batch)
+        priced = plan(shape, Data(tokens=rung.total_tokens), hardware)
+        rows.append(
+            {
+                "width": rung.width,
+                "params": rung.params,
+                "tokens": rung.total_tokens,
+                "flops": priced.flops,
+                "gpu_hours": priced.gpu_hours,
+                "memory_gib": priced.memory.per_gpu_gib,
+            }
+        )
+    return rows
+
+
 def plan_ladder(config: LadderConfig) -> LadderPlan:
     """Sizes, learning rates, batches and branch points of the whole ladder, before anything trains."""
     from training.config import TrainConfig
     from training.modeling import architecture, shards_tokenizer
-    from training.models import count_params
 
     tokenizer = shards_tokenizer(config.shards)
     manifest = tokenizer["manifest"]
@@ -243,45 +329,32 @@ def plan_ladder(config: LadderConfig) -> LadderPlan:
     notes: list[str] = []
     rungs = []
     for width in config.widths:
-        overrides = ladder_shape(width)
         probe = TrainConfig(
-            shards=config.shards, output=config.output, model="tiny", model_overrides=overrides, seq_len=config.seq_len
+            shards=config.shards,
+            output=config.output,
+            model="tiny",
+            model_overrides=ladder_shape(width),
+            seq_len=config.seq_len,
         )
-        _arch, shape = architecture(probe, tokenizer)
-        counted = count_params(shape)
-        reference = 6 * counted.total * 20 * counted.total  # the rung's Chinchilla budget: the rules' C
-        lr = config.lr or deepseek_lr(reference)
-        batch = config.batch_tokens or max(1, round(deepseek_batch_tokens(reference) / per_pass)) * per_pass
-        steps = [max(1, round(r * counted.total / batch)) for r in config.tokens_per_param]
-        if len(set(steps)) != len(steps):
-            raise LadderError(
-                f"width {width}: tokens per parameter {config.tokens_per_param} give the same step counts {steps} "
-                f"at {batch:,} tokens per step; choose ratios further apart or a smaller batch_tokens"
-            )
-        if min(steps) < 2:
-            raise LadderError(
-                f"width {width}: {min(config.tokens_per_param):g} tokens per parameter is {min(steps)} step of "
-                f"{batch:,} tokens; a branch needs at least 2 (raise tokens per parameter or lower batch_tokens)"
-            )
-        warmup = max(1, min(WARMUP_MAX, round(WARMUP_SHARE * max(steps))))
-        branches = [
-            Branch(r, s, _cooldown_start(s, warmup)) for r, s in zip(config.tokens_per_param, steps, strict=True)
-        ]
-        rung = Rung(width, overrides, counted.total, counted.non_embedding, lr, batch, warmup, branches)
-        epochs = batch * max(steps) / unique if unique else math.inf
+        _arch, shape = architecture(probe, tokenizer)  # the vocabulary exactly as training rounds it
+        rung = make_rung(width, shape.vocab_size, config)
+        longest = rung.batch_tokens * max(b.steps for b in rung.branches)
+        epochs = longest / unique if unique else math.inf
+        if epochs > MAX_EPOCHS:
+            notes.append(f"width {width}: {epochs:.1f} epochs of the shards, past the {MAX_EPOCHS:g}-epoch limit")
         if epochs > MAX_EPOCHS and not config.force:
             raise LadderError(
-                f"width {width}: {batch * max(steps):,} tokens are {epochs:.1f} epochs of the shards' "
+                f"width {width}: {longest:,} tokens are {epochs:.1f} epochs of the shards' "
                 f"{unique:,.0f} training tokens (more than {MAX_EPOCHS:g}); use smaller widths or tokens per "
                 "parameter, more data, or --force"
             )
-        if epochs > 4:
+        if 4 < epochs <= MAX_EPOCHS:
             notes.append(
                 f"width {width}: its longest branch repeats the data {epochs:.1f} times: the law then describes "
                 "repeated data (Muennighoff et al. 2023: beyond ~4 epochs repetition is worth less)"
             )
         rungs.append(rung)
-    return LadderPlan(config, rungs, unique, notes)
+    return LadderPlan(config, rungs, unique, notes, shape.vocab_size)
 
 
 # --------------------------------------------------------------------------------------------- training

@@ -77,6 +77,9 @@ def ladder_command(
     gpu_hours: float | None = typer.Option(None, help="--shards: the team's budget in GPU-hours for the implied plan"),
     flops: str | None = typer.Option(None, help="--shards: the team's budget in FLOPs (e.g. 1e21)"),
     force: bool = typer.Option(False, "--force", help="train past the 16-epoch repetition limit and the budget check"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="print the planned runs and their cost (on --gpu, default H200) without training"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the report as one JSON object"),
 ) -> None:
     """Train a ladder of small Llama-style models (WSD trunks, cool-down branches), fit L(N, D) to their held-out
@@ -112,7 +115,7 @@ def ladder_command(
             fail("give a RECIPE or --shards DIR (one of them)")
         options = None
         if recipe is not None:
-            if gpu or gpu_hours or flops:
+            if gpu_hours or flops or (gpu and not dry_run):
                 fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
             from pipeline.config import load_recipe
 
@@ -156,6 +159,12 @@ def ladder_command(
                 "force": force,
             }
         )
+        if dry_run:
+            from training.ladder import cost_table, plan_ladder
+
+            # a cost estimate: plan past the repetition limit too, and say so in its notes
+            typer.echo(cost_table(plan_ladder(config.model_copy(update={"force": True})), gpu or "H200"))
+            return
         report = run_ladder(config, options, say=lambda line: typer.echo(line, err=True))
     except (
         LadderError,
