@@ -2,8 +2,9 @@
 
 Thin by design: the tasks call ``training.ladder``'s functions (the CLI runs the same ones in-process), so a
 rerun of the flow skips every branch whose ``result.json`` exists and resumes an interrupted trunk or branch
-from its checkpoint. Named ``scaling_flow`` (not ``scaling``): Prefect loads an entrypoint as a script with
-``flows/`` on ``sys.path``, where a module ``scaling`` would shadow ``training.scaling``'s top-level twin.
+from its checkpoint. Named ``scaling_flow`` (not ``scaling``), like ``tokenize_flow``: Prefect loads an
+entrypoint as a script with ``flows/`` on ``sys.path``, where ``flows/scaling.py`` would be importable as a
+top-level ``scaling`` and shadow any package of that name.
 """
 
 from __future__ import annotations

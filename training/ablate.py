@@ -272,7 +272,6 @@ def arm_train_config(recipe: Any, settings: AblateConfig, shards: Path, output: 
         eval_every=0,
         eval_batches=0,
         tensorboard=False,
-        init_from=None if data.get("init_from") is None else data["init_from"],
     )
     if settings.force:
         data["force"] = True
