@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,16 @@ def test_the_prefect_flow_trains_fits_and_skips_on_rerun(shards: Path, tmp_path:
     again = ladder(config, None)
     assert again["fit"]["n_points"] == 6
     assert (tmp_path / "flow" / "size-32" / "tpp-1" / "result.json").stat().st_mtime_ns == stamp
+
+
+def test_a_degenerate_law_reports_no_optimum_instead_of_crashing() -> None:
+    """The demo's ladder fitted A = 0 (exp underflow), the test data's α ≈ 50: fit, frontier and plan must not raise."""
+    from training.budget import ScalingFit
+    from training.ladder import _frontier
+    from training.scaling import _tokens_per_param
+
+    flat = ScalingFit("x", E=0.0, A=0.0, B=942.0, alpha=4.3, beta=0.43, source="")
+    assert _frontier(flat, 1e12) == []
+    assert math.isnan(_tokens_per_param(flat.constants(), 1e12))
+    steep = ScalingFit("y", E=1.0, A=1.0, B=1.0, alpha=60.0, beta=1.0, source="")
+    assert steep.loss(37024, 1e5) == pytest.approx(1.0 + 1e-5)  # 37024**60 overflows; 37024**-60 is 0

@@ -538,6 +538,8 @@ def _implied_plan(fit_json: Path, plan_options: Any) -> tuple[Any, float | None,
         implied = plan_from_options(options)
     except PlanError as error:
         return None, None, str(error)
+    except (ZeroDivisionError, OverflowError) as error:
+        return None, None, f"the fitted law gives no usable optimum ({error})"
     return implied, implied.budget_flops or implied.flops, None
 
 
@@ -546,11 +548,12 @@ def _frontier(law: Any, budget: float) -> list[dict[str, float]]:
     rows = []
     for factor in (0.01, 0.1, 1.0, 10.0, 100.0):
         flops = budget * factor
-        try:
+        try:  # a poorly determined law can put N* outside the float range
             n, d = law.optimal(flops)
+            row = {"flops": flops, "params": n, "tokens": d, "tokens_per_param": d / n, "loss": law.loss(n, d)}
         except (ValueError, ZeroDivisionError, OverflowError):
             continue
-        rows.append({"flops": flops, "params": n, "tokens": d, "tokens_per_param": d / n, "loss": law.loss(n, d)})
+        rows.append(row)
     return rows
 
 
@@ -604,8 +607,11 @@ def render_report(report: dict[str, Any]) -> str:
     if report.get("budget_flops"):
         lines += ["", f"## Compute-optimal frontier around the team's budget ({report['budget_flops']:.3g} FLOPs)"]
     else:
-        lines += ["", "## Compute-optimal frontier (around the ladder's largest run; no team budget given)"]
+        why = "the team's plan could not be made" if report.get("plan_error") else "no team budget given"
+        lines += ["", f"## Compute-optimal frontier (around the ladder's largest run; {why})"]
     lines += ["", "| FLOPs | N* | D* | tokens/param | predicted loss |", "|---:|---:|---:|---:|---:|"]
+    if not report["frontier"]:
+        lines.append("| — | — | — | — | the law has no usable optimum here |")
     for row in report["frontier"]:
         lines.append(
             f"| {row['flops']:.3g} | {row['params']:.3g} | {row['tokens']:.3g} | {row['tokens_per_param']:.1f} | "
