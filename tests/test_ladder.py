@@ -182,6 +182,30 @@ def test_dry_run_prices_the_gpu_ladder_without_training(shards: Path, tmp_path: 
     assert not (tmp_path / "o").exists()
 
 
+def test_the_gpu_ladder_config_plans_six_sizes_and_bad_configs_are_refused(shards: Path, tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    args = ["scaling", "ladder", "--shards", str(shards), "--output", str(tmp_path / "o"), "--dry-run"]
+    result = cli(*args, "--config", str(repo / "configs" / "ladder" / "gpu.yaml"))
+    assert result.exit_code == 0, result.output
+    assert [f"| {w} |" in result.output for w in (128, 256, 384, 512, 640, 768)] == [True] * 6
+    for w in (128, 768):
+        line = next(x for x in result.output.splitlines() if x.startswith(f"| {w} |"))
+        assert int(line.split("|")[6].replace(",", "")) % (1024 * 16) == 0  # whole micro-batches of seq 1024
+    flagged = cli(*args, "--config", str(repo / "configs" / "ladder" / "gpu.yaml"), "--sizes", "128,256")
+    assert flagged.exit_code == 0 and "| 384 |" not in flagged.output  # a flag wins over the file
+    (tmp_path / "list.yaml").write_text("- 1\n")
+    (tmp_path / "device.yaml").write_text("device: tpu\n")
+    (tmp_path / "key.yaml").write_text("widht: [32]\n")
+    for name, message in (
+        ("none.yaml", "not found"),
+        ("list.yaml", "expected a mapping"),
+        ("device.yaml", "not cpu or gpu"),
+        ("key.yaml", "unknown key"),
+    ):
+        bad = cli(*args, "--config", str(tmp_path / name))
+        assert bad.exit_code == 2 and "error:" in bad.output and message in bad.output, (name, bad.output)
+
+
 def test_help_and_bad_input(shards: Path, tmp_path: Path) -> None:
     assert cli("scaling", "ladder", "--help").exit_code == 0
     cases = [

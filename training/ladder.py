@@ -123,6 +123,18 @@ def parse_list(text: str, kind: type, name: str) -> list:
     return values
 
 
+def read_ladder_file(path: str | Path) -> dict[str, Any]:
+    """A ladder YAML (``configs/ladder/*.yaml``) as a mapping; errors name the file."""
+    from pipeline.config_base import read_yaml
+
+    data = read_yaml(Path(path), LadderError, "ladder config")
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise LadderError(f"{path}: expected a mapping of ladder settings, got {type(data).__name__}")
+    return dict(data)
+
+
 def load_ladder_config(values: dict[str, Any]) -> LadderConfig:
     try:
         return LadderConfig.model_validate({k: v for k, v in values.items() if v is not None})

@@ -70,9 +70,14 @@ def ladder_command(
     micro_batch: int | None = typer.Option(None, min=1, help="sequences per forward pass (default cpu 8, gpu 16)"),
     lr: float | None = typer.Option(None, help="peak learning rate for every size (default: DeepSeek's rule)"),
     batch_tokens: int | None = typer.Option(None, help="tokens per step for every size (default: DeepSeek's rule)"),
-    eval_batches: int = typer.Option(100, min=1, help="held-out micro-batches per source for each loss"),
-    bootstrap: int = typer.Option(200, min=0, help="bootstrap resamples for the fit's 95 % intervals"),
-    seed: int = typer.Option(1234, help="seed of every run (and of the bootstrap)"),
+    eval_batches: int | None = typer.Option(None, min=1, help="held-out micro-batches per source per loss [100]"),
+    bootstrap: int | None = typer.Option(None, min=0, help="bootstrap resamples for the fit's 95 % intervals [200]"),
+    seed: int | None = typer.Option(None, help="seed of every run and of the bootstrap [1234]"),
+    config_file: Path | None = typer.Option(
+        None,
+        "--config",
+        help="ladder YAML (configs/ladder/*.yaml): LadderConfig keys and `device: cpu|gpu`; flags given here win",
+    ),
     gpu: str | None = typer.Option(None, help="--shards: GPU the implied plan is for (default H100-SXM)"),
     gpu_hours: float | None = typer.Option(None, help="--shards: the team's budget in GPU-hours for the implied plan"),
     flops: str | None = typer.Option(None, help="--shards: the team's budget in FLOPs (e.g. 1e21)"),
@@ -100,6 +105,7 @@ def ladder_command(
         LadderError,
         load_ladder_config,
         parse_list,
+        read_ladder_file,
         run_ladder,
     )
     from training.modeling import ModelSetupError
@@ -130,35 +136,38 @@ def ladder_command(
             options = _shards_plan_options(shards, gpu, gpu_hours, flops)
         import torch
 
-        device = "gpu" if torch.cuda.is_available() else "cpu"
-        spec = sizes or device
-        if spec in ("cpu", "gpu"):
-            widths = list(CPU_WIDTHS if spec == "cpu" else GPU_WIDTHS)
-            device = spec
-        else:
-            widths = parse_list(spec, int, "--sizes")
-        ratios = (
-            parse_list(tokens_per_param, float, "--tokens-per-param")
-            if tokens_per_param
-            else list(CPU_TOKENS_PER_PARAM if device == "cpu" else GPU_TOKENS_PER_PARAM)
-        )
-        config = load_ladder_config(
-            {
-                "shards": str(shards),
-                "output": str(output),
-                "widths": widths,
-                "tokens_per_param": ratios,
-                "seq_len": seq_len or (64 if device == "cpu" else 1024),
-                "micro_batch": micro_batch or (8 if device == "cpu" else 16),
-                "lr": lr,
-                "batch_tokens": batch_tokens,
-                "eval_batches": eval_batches,
-                "bootstrap": bootstrap,
-                "seed": seed,
-                "cpu_threads": 1 if device == "cpu" else None,
-                "force": force,
-            }
-        )
+        settings = read_ladder_file(config_file) if config_file is not None else {}
+        device = settings.pop("device", None) or ("gpu" if torch.cuda.is_available() else "cpu")
+        given: dict = {}
+        if sizes in ("cpu", "gpu"):
+            device = sizes
+        elif sizes:
+            given["widths"] = parse_list(sizes, int, "--sizes")
+        if device not in ("cpu", "gpu"):
+            fail(f"{config_file}: device: {device!r} is not cpu or gpu")
+        if sizes in ("cpu", "gpu"):
+            given["widths"] = list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS)
+        if tokens_per_param:
+            given["tokens_per_param"] = parse_list(tokens_per_param, float, "--tokens-per-param")
+        defaults = {
+            "widths": list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS),
+            "tokens_per_param": list(CPU_TOKENS_PER_PARAM if device == "cpu" else GPU_TOKENS_PER_PARAM),
+            "seq_len": 64 if device == "cpu" else 1024,
+            "micro_batch": 8 if device == "cpu" else 16,
+            "cpu_threads": 1 if device == "cpu" else None,
+        }
+        flags = {
+            "seq_len": seq_len,
+            "micro_batch": micro_batch,
+            "lr": lr,
+            "batch_tokens": batch_tokens,
+            "eval_batches": eval_batches,
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "force": True if force else None,
+        }
+        given.update({k: v for k, v in flags.items() if v is not None})
+        config = load_ladder_config({**defaults, **settings, **given, "shards": str(shards), "output": str(output)})
         if dry_run:
             from training.ladder import cost_table, plan_ladder
 
