@@ -105,8 +105,8 @@ def curate_arm(recipe: Any) -> dict[str, Path]:
     from pipeline.layout import RunLayout
     from pipeline.run import prepare_run_dir, run_dedup_stage, write_curation_report
 
-    layout = prepare_run_dir(recipe)
-    with RunLayout.at(recipe.output_dir).lock():
+    with RunLayout.at(recipe.output_dir).lock():  # as the pipeline does: a second ablation here is refused
+        layout = prepare_run_dir(recipe)
         for source in recipe.sources:
             curate_source(recipe, source, layout)
         if recipe.stages.dedup is not None:

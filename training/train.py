@@ -248,7 +248,7 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
                 raise
             sample = int(state["data"]["consumed_samples"]) // world  # forced onto other shards: same index
         resumed_from = str(checkpoint)
-        say(f"resumed from {checkpoint} (step {step}, {tokens_seen:,} tokens)")
+        say(f"{'branched' if branching else 'resumed'} from {checkpoint} (step {step}, {tokens_seen:,} tokens)")
         if main:
             _truncate_rows(output / METRICS, step)
             _truncate_rows(output / EVAL, step)
