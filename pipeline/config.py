@@ -152,6 +152,20 @@ class Recipe(StrictModel):
     train: dict[str, Any] | None = Field(
         default=None, description="training options (docs/train.md); shards and output come from the run directory"
     )
+    ablate: dict[str, Any] | None = Field(
+        default=None, description="`tokenmill ablate` options: raw vs curated arms (docs/scaling.md)"
+    )
+
+    @model_validator(mode="after")
+    def _ablate_section_validates(self) -> Recipe:
+        if self.ablate is not None:
+            from training.ablate import AblateError, load_ablate_config
+
+            try:
+                load_ablate_config(self.ablate)
+            except AblateError as error:
+                raise ValueError(str(error).split("\n", 1)[-1].strip()) from None
+        return self
 
     @model_validator(mode="after")
     def _train_section_validates(self) -> Recipe:
@@ -202,7 +216,8 @@ class Recipe(StrictModel):
 
     def config_hash(self) -> str:
         """Stable hash of the resolved recipe (what ``config.yaml`` records)."""
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        # ablate: settings of an experiment run beside the recipe (`tokenmill ablate`), not of the run's outputs
+        payload = json.dumps(self.model_dump(mode="json", exclude={"ablate"}), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

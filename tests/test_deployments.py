@@ -22,4 +22,10 @@ def test_prefect_yaml_has_no_environment_templates_and_every_entrypoint_loads() 
     for entry in spec["deployments"]:
         flow = load_flow(entry["entrypoint"], REPO)
         names.add(f"{flow.name}/{entry['name']}")
-    assert {"curate/nightly-crawl", "curate/one-off", "pipeline/one-off", "train/one-off"} <= names
+    assert {
+        "curate/nightly-crawl",
+        "curate/one-off",
+        "pipeline/one-off",
+        "train/one-off",
+        "scaling-ladder/one-off",
+    } <= names

@@ -144,7 +144,9 @@ class ScalingFit:
     n_points: int | None = None
 
     def loss(self, params: float, tokens: float) -> float:
-        return self.E + self.A / params**self.alpha + self.B / tokens**self.beta
+        # N^-α rather than 1/N^α: a poorly determined fit (α ≈ 50 on a few tiny runs) underflows to 0 instead of
+        # raising OverflowError in the power
+        return self.E + self.A * params**-self.alpha + self.B * tokens**-self.beta
 
     def _g(self) -> float:
         return (self.alpha * self.A / (self.beta * self.B)) ** (1 / (self.alpha + self.beta))

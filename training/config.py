@@ -54,6 +54,7 @@ IDENTITY_FIELDS = (
     "grad_clip",
     "seed",
     "vocab_multiple",
+    "branch_from",
 )
 
 # defaults derived from fields that may change between restarts: a resumed run keeps the checkpoint's values
@@ -78,6 +79,12 @@ class TrainConfig(StrictModel):
     model_overrides: dict[str, Any] = Field(default_factory=dict, description="LlamaConfig keys replacing the preset's")
     init_from: str | None = Field(default=None, description="local HF model folder to continue pre-training from")
     vocab_multiple: int = Field(default=64, ge=1, description="round a from-scratch vocabulary up to a multiple")
+    branch_from: str | None = Field(
+        default=None,
+        description="checkpoint folder (<run>/checkpoints/step-N) to start from: its weights, optimizer state, "
+        "step and data position, under this config's schedule (a WSD cool-down branch); used when output holds "
+        "no checkpoint of its own",
+    )
 
     # batch and length
     seq_len: int | None = Field(default=None, ge=8, description="tokens per sequence (default: the model's, ≤ 2048)")
@@ -153,6 +160,8 @@ class TrainConfig(StrictModel):
             raise ValueError("give max_steps or max_tokens, not both")
         if self.init_from is not None and self.model not in (None, self.init_from):
             raise ValueError("model: with init_from the architecture is the base model's; leave model unset")
+        if self.branch_from is not None and self.init_from is not None:
+            raise ValueError("branch_from continues a run's checkpoint; init_from starts from a model: choose one")
         if self.liger and self.compile:
             raise ValueError("liger and compile together fail to compile (DESIGN.md); choose one")
         return self

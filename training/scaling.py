@@ -322,8 +322,11 @@ def _constants(theta) -> dict[str, float]:
 def _tokens_per_param(constants: dict[str, float], flops: float) -> float:
     if constants["alpha"] <= 0 or constants["beta"] <= 0:
         return math.nan  # a term that does not fall with N (or D): no interior optimum
-    n, d = ScalingFit("x", source="", **constants).optimal(flops)
-    return d / n
+    try:  # a poorly determined (bootstrap) fit can put N* below the float range: no usable optimum either
+        n, d = ScalingFit("x", source="", **constants).optimal(flops)
+        return d / n
+    except (ZeroDivisionError, OverflowError):
+        return math.nan
 
 
 def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budgets=BUDGETS) -> FitResult:

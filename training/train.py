@@ -196,9 +196,14 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     checkpoint, state, skipped = find_latest(output)
     for warning in skipped:
         say(f"[yellow]warning:[/] {warning}")
-    cfg = _resolve(config, tokenizer, world, state)
+    branching = state is None and config.branch_from is not None
+    if branching:
+        checkpoint, state = branch_point(config.branch_from)
+    cfg = _resolve(config, tokenizer, world, _branch_inherit(state) if branching else state)
     warnings: list[str] = []
-    if state is not None:
+    if branching:
+        warnings += check_branch(state, cfg, manifest.get("fingerprint", ""), config.force)
+    elif state is not None:
         warnings += check_resume(state, cfg.identity(), manifest.get("fingerprint", ""), config.force)
         if cfg.max_steps > cfg.decay_steps and state["config"].get("decay_steps") == cfg.decay_steps:
             warnings.append(
@@ -243,7 +248,7 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
                 raise
             sample = int(state["data"]["consumed_samples"]) // world  # forced onto other shards: same index
         resumed_from = str(checkpoint)
-        say(f"resumed from {checkpoint} (step {step}, {tokens_seen:,} tokens)")
+        say(f"{'branched' if branching else 'resumed'} from {checkpoint} (step {step}, {tokens_seen:,} tokens)")
         if main:
             _truncate_rows(output / METRICS, step)
             _truncate_rows(output / EVAL, step)
@@ -367,6 +372,60 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
         say(f"[bold green]{summary['status']}[/]: step {step}/{cfg.max_steps}; report {summary.get('report_md')}")
     accelerator.wait_for_everyone()
     return summary
+
+
+# ------------------------------------------------------------------------------------------- branching
+
+# what a branch may change against the checkpoint it starts from: the schedule after the branch point
+BRANCH_FREE = ("decay_steps", "schedule", "decay_fraction", "min_lr", "branch_from")
+
+
+def branch_point(folder: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint a ``branch_from`` run starts from; a missing or half-written one is a TrainConfigError."""
+    from training.checkpoint import read_state
+
+    path = Path(folder)
+    state, why = read_state(path)
+    if state is None:
+        raise TrainConfigError(f"branch_from: {path}: not a complete checkpoint ({why})")
+    return path, state
+
+
+def _branch_inherit(state: dict[str, Any]) -> dict[str, Any]:
+    """A branch keeps the trunk's warmup and batch when left unset; its schedule length is its own."""
+    saved = state.get("config") or {}
+    return {"config": {k: saved.get(k) for k in ("warmup_steps", "global_batch_tokens")}}
+
+
+def check_branch(state: dict[str, Any], cfg: TrainConfig, fingerprint: str, force: bool) -> list[str]:
+    """A branch continues the trunk's run under another schedule (MiniCPM's WSD cool-down): everything that
+    decides what is learned, except the schedule after the branch point, must match the trunk's checkpoint."""
+    keep = {k: v for k, v in cfg.identity().items() if k not in BRANCH_FREE}
+    saved = {k: v for k, v in (state.get("identity") or {}).items() if k not in BRANCH_FREE}
+    warnings = check_resume({**state, "identity": saved}, keep, fingerprint, force)
+    trunk = from_config_dict(state.get("config") or {})
+    if trunk is not None:
+        from training.schedule import from_config
+
+        mine, step = from_config(cfg), int(state["step"])
+        if any(abs(trunk(s) - mine(s)) > 1e-12 * max(1.0, cfg.lr or 1.0) for s in range(step)):
+            message = f"branch_from: this schedule differs from the trunk's before the branch point (step {step})"
+            if not force:
+                raise TrainConfigError(message + "; give the trunk's lr and warmup_steps, or force: true")
+            warnings.append("forced: " + message)
+    return warnings
+
+
+def from_config_dict(data: dict[str, Any]):
+    """The schedule recorded in a checkpoint's resolved config (None when it does not validate)."""
+    from pydantic import ValidationError
+
+    from training.schedule import from_config
+
+    try:
+        return from_config(TrainConfig.model_validate(data))
+    except (ValidationError, ValueError):
+        return None
 
 
 # ----------------------------------------------------------------------------------------------- helpers

@@ -38,6 +38,9 @@ def register(app: typer.Typer) -> None:
             generated = generate_text(result["train"]["final"], prompt, max_new_tokens=30, top_k=20, temperature=0.8)
             console.print(f"[bold]sample from the trained tiny model:[/] {generated!r}")
         record_demo(output, sample_dir, info, prompt, generated)
+        ablation = maybe_ablate(recipe, console)
+        if ablation is not None:
+            console.print(f"ablation report: {ablation}")
         console.print(f"[bold green]demo finished[/]: report at {result['report']}")
 
 
@@ -69,3 +72,21 @@ def record_demo(output: str, sample_dir: str, info, prompt: str, generated: str 
         ]
         payload |= {"generated": generated, "generated_file": saved.name}
     add_section(layout, "demo", "\n".join(lines), payload)
+
+
+def maybe_ablate(recipe_path: str, console) -> str | None:
+    """Run ``tokenmill ablate`` on the demo recipe when its ``ablate: {enabled: true}`` asks for it (on in
+    configs/demo.yaml: 25 s more on two cores); print the table."""
+    from pathlib import Path
+
+    from pipeline.config import load_recipe
+    from training.ablate import load_ablate_config, render_report, run_ablation
+
+    recipe = load_recipe(recipe_path)
+    settings = load_ablate_config(recipe.ablate)
+    if not settings.enabled:
+        return None
+    console.print("ablation (ablate.enabled in the recipe): raw vs curated arms")
+    report = run_ablation(recipe, Path(recipe.output_dir) / "ablate", settings, say=console.print)
+    console.print(render_report(report), markup=False, soft_wrap=True)  # tables stay one row per line
+    return report["report_md"]

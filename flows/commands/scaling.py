@@ -49,3 +49,165 @@ def fit_command(
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         typer.echo("\n".join(line for line in summary_lines(result) if not line.startswith("note: ")))
+
+
+@scaling_app.command(name="ladder")
+def ladder_command(
+    recipe: Path | None = typer.Argument(
+        None, help="recipe YAML: the ladder trains on its run's shards and re-plans its plan: with the fit"
+    ),
+    shards: Path | None = typer.Option(None, help="token shards folder instead of a recipe (holds manifest.json)"),
+    output: Path = typer.Option(..., help="ladder folder: size-*/ runs, runs.csv, fit.json, ladder_report.md"),
+    sizes: str | None = typer.Option(
+        None,
+        help="model widths, comma-separated (e.g. 128,256,384), or `cpu` (32,48,64) / `gpu` (128…768); "
+        "depth, heads and MLP follow from the width (docs/scaling.md). Default: gpu with CUDA, else cpu",
+    ),
+    tokens_per_param: str | None = typer.Option(
+        None, help="token counts per size as tokens per parameter, comma-separated (default cpu 1,2,4; gpu 5,10,20,40)"
+    ),
+    seq_len: int | None = typer.Option(None, min=8, help="tokens per sequence (default cpu 64, gpu 1024)"),
+    micro_batch: int | None = typer.Option(None, min=1, help="sequences per forward pass (default cpu 8, gpu 16)"),
+    lr: float | None = typer.Option(None, help="peak learning rate for every size (default: DeepSeek's rule)"),
+    batch_tokens: int | None = typer.Option(None, help="tokens per step for every size (default: DeepSeek's rule)"),
+    eval_batches: int | None = typer.Option(None, min=1, help="held-out micro-batches per source per loss [100]"),
+    bootstrap: int | None = typer.Option(None, min=0, help="bootstrap resamples for the fit's 95 % intervals [200]"),
+    seed: int | None = typer.Option(None, help="seed of every run and of the bootstrap [1234]"),
+    config_file: Path | None = typer.Option(
+        None,
+        "--config",
+        help="ladder YAML (configs/ladder/*.yaml): LadderConfig keys and `device: cpu|gpu`; flags given here win",
+    ),
+    gpu: str | None = typer.Option(None, help="--shards: GPU the implied plan is for (default H100-SXM)"),
+    gpu_hours: float | None = typer.Option(None, help="--shards: the team's budget in GPU-hours for the implied plan"),
+    flops: str | None = typer.Option(None, help="--shards: the team's budget in FLOPs (e.g. 1e21)"),
+    force: bool = typer.Option(False, "--force", help="train past the 16-epoch repetition limit and the budget check"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="print the planned runs and their cost (on --gpu, default H200) without training"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the report as one JSON object"),
+) -> None:
+    """Train a ladder of small Llama-style models (WSD trunks, cool-down branches), fit L(N, D) to their held-out
+    losses and report the law, its compute-optimal frontier and the plan it implies. Rerunning resumes."""
+    import json
+    import sys
+
+    from pipeline.config import RecipeError
+    from pipeline.tokenize.format import ShardError
+    from training.budget import PlanError
+    from training.checkpoint import CheckpointMismatch
+    from training.config import TrainConfigError
+    from training.ladder import (
+        CPU_TOKENS_PER_PARAM,
+        CPU_WIDTHS,
+        GPU_TOKENS_PER_PARAM,
+        GPU_WIDTHS,
+        LadderError,
+        load_ladder_config,
+        parse_list,
+        read_ladder_file,
+        run_ladder,
+    )
+    from training.modeling import ModelSetupError
+    from training.scaling import ScalingFitError
+    from training.train import GateError, TrainingDiverged
+
+    def fail(message: str) -> None:
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(2)
+
+    try:
+        if (recipe is None) == (shards is None):
+            fail("give a RECIPE or --shards DIR (one of them)")
+        options = None
+        if recipe is not None:
+            if gpu_hours or flops or (gpu and not dry_run):
+                fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
+            from pipeline.config import load_recipe
+
+            loaded = load_recipe(recipe)
+            shards = Path(loaded.output_dir) / "shards"
+            if not (shards / "manifest.json").is_file():
+                fail(f"{recipe}: its run has no shards yet ({shards}); run `tokenmill pipeline {recipe}` first")
+            from flows.end_to_end import plan_options
+
+            options = plan_options(loaded)
+        else:
+            options = _shards_plan_options(shards, gpu, gpu_hours, flops)
+        import torch
+
+        settings = read_ladder_file(config_file) if config_file is not None else {}
+        device = settings.pop("device", None) or ("gpu" if torch.cuda.is_available() else "cpu")
+        given: dict = {}
+        if sizes in ("cpu", "gpu"):
+            device = sizes
+        elif sizes:
+            given["widths"] = parse_list(sizes, int, "--sizes")
+        if device not in ("cpu", "gpu"):
+            fail(f"{config_file}: device: {device!r} is not cpu or gpu")
+        if sizes in ("cpu", "gpu"):
+            given["widths"] = list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS)
+        if tokens_per_param:
+            given["tokens_per_param"] = parse_list(tokens_per_param, float, "--tokens-per-param")
+        defaults = {
+            "widths": list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS),
+            "tokens_per_param": list(CPU_TOKENS_PER_PARAM if device == "cpu" else GPU_TOKENS_PER_PARAM),
+            "seq_len": 64 if device == "cpu" else 1024,
+            "micro_batch": 8 if device == "cpu" else 16,
+            "cpu_threads": 1 if device == "cpu" else None,
+        }
+        flags = {
+            "seq_len": seq_len,
+            "micro_batch": micro_batch,
+            "lr": lr,
+            "batch_tokens": batch_tokens,
+            "eval_batches": eval_batches,
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "force": True if force else None,
+        }
+        given.update({k: v for k, v in flags.items() if v is not None})
+        config = load_ladder_config({**defaults, **settings, **given, "shards": str(shards), "output": str(output)})
+        if dry_run:
+            from training.ladder import cost_table, plan_ladder
+
+            # a cost estimate: plan past the repetition limit too, and say so in its notes
+            typer.echo(cost_table(plan_ladder(config.model_copy(update={"force": True})), gpu or "H200"))
+            return
+        report = run_ladder(config, options, say=lambda line: typer.echo(line, err=True))
+    except (
+        LadderError,
+        RecipeError,
+        ShardError,
+        PlanError,
+        ModelSetupError,
+        TrainConfigError,
+        GateError,
+        CheckpointMismatch,
+        ScalingFitError,
+        FileNotFoundError,
+    ) as error:
+        fail(str(error))
+    except TrainingDiverged as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+    else:
+        typer.echo(Path(report["files"]["report_md"]).read_text(encoding="utf-8"))
+
+
+def _shards_plan_options(shards: Path, gpu: str | None, gpu_hours: float | None, flops: str | None):
+    """The implied plan for bare shards: the given budget, else one epoch of the shards' training tokens."""
+    from training.budget import PlanError, PlanOptions, manifest_info
+
+    manifest = shards / "manifest.json"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"--shards {shards}: no manifest.json (write shards with `tokenmill tokenize`)")
+    values: dict = {"manifest": str(manifest), "gpu": gpu or "H100-SXM", "gpu_hours": gpu_hours, "flops": flops}
+    if gpu_hours is None and flops is None:
+        values["tokens"] = manifest_info(manifest)["unique_tokens"]
+    try:
+        return PlanOptions.model_validate({k: v for k, v in values.items() if v is not None})
+    except ValueError as error:
+        raise PlanError(f"plan options: {error}") from None
