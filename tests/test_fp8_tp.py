@@ -141,3 +141,19 @@ def test_two_gloo_processes_train_the_split_model_like_the_whole_one(tmp_path) -
         assert loss == pytest.approx(loss_ref, rel=1e-4)
         assert norm == pytest.approx(norm_ref, rel=1e-3)
     assert all(norm > 0.5 for _loss, norm in whole)  # clipping acted on every step: the clip itself is compared
+
+
+def test_throughput_benchmark_smoke_prints_both_loops_overhead_and_memory_in_one_table(tmp_path, capsys) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import train_throughput
+
+    out = tmp_path / "bench.json"
+    assert train_throughput.main(["--smoke", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.lstrip().startswith("preset"))
+    for column in ("tokenmill tok/s", "bare tok/s", "overhead", "MFU", "peak GiB", "plan GiB", "plan err"):
+        assert column in header
+    (row,) = json.loads(out.read_text(encoding="utf-8"))
+    assert row["preset"] == "tiny" and row["tokenmill"]["tokens_per_s"] > 0 and row["bare"]["tokens_per_s"] > 0
+    assert row["overhead"] == pytest.approx(row["bare"]["tokens_per_s"] / row["tokenmill"]["tokens_per_s"] - 1)
+    assert row["plan_memory_error"] is None  # CPU: the plan's GPU memory does not apply
