@@ -10,11 +10,15 @@ over the GPU table's peak) and peak memory of
     already on the GPU, no logging, no checkpoints,
 
 and the overhead ratio bare / tokenmill - 1 (target ≤ 3 %), with the plan's peak-memory prediction beside the
-measured peak (target within 10 %). Without CUDA it refuses, unless ``--smoke`` (a tiny CPU run of the same
-code path, for CI).
+measured peak and their error (target within 10 %), all presets in one run, one table. ``--precision fp8``
+runs both loops with torchao FP8 (refused with the reason where the GPU or torchao lacks it); MFU is counted
+against the GPU table's bf16 peak either way, so an FP8 speed-up shows as a higher MFU. Without CUDA it
+refuses, unless ``--smoke`` (a tiny CPU run of the same code path, for CI: the CPU's peak is the process's
+resident memory, to which the plan's GPU prediction does not apply, so that column stays empty).
 
     python benchmarks/train_throughput.py                       # on a GPU machine
     python benchmarks/train_throughput.py --presets 1b --compile --micro-batch 1b=16
+    python benchmarks/train_throughput.py --presets 1b --precision fp8
     python benchmarks/train_throughput.py --smoke               # anywhere
 """
 
@@ -83,7 +87,7 @@ def tokenmill_loop(shards: Path, output: Path, preset: str, args: argparse.Names
         compile=args.compile,
         liger=args.liger,
         activation_checkpointing=args.activation_checkpointing,
-        precision="fp32" if args.smoke else "bf16",
+        precision=args.precision,
         cpu_threads=1 if args.smoke else None,
         gpu=args.gpu,
         force=True,  # a benchmark's few steps are "under-trained"; only memory would matter, and it is measured
@@ -109,14 +113,13 @@ def bare_loop(config: Any, args: argparse.Namespace, flops_per_token: float) -> 
     import torch
     from accelerate import Accelerator
 
-    from training.modeling import shards_tokenizer
+    from training.modeling import build_model, model_num_layers, shards_tokenizer
+    from training.parallel import accelerator_kwargs
     from training.train import _optimizer, detect_gpu
 
     cfg = config.resolved(model_seq_len=args.seq_len, world_size=1)
     tokenizer = shards_tokenizer(cfg.shards)
-    from training.modeling import build_model
-
-    accelerator = Accelerator(mixed_precision="no" if args.smoke else "bf16")
+    accelerator = Accelerator(**accelerator_kwargs(cfg.precision, 1, model_num_layers(cfg)))
     model = build_model(cfg, tokenizer, cfg.shards)
     if cfg.compile:
         model.compile()
@@ -165,6 +168,35 @@ def bare_loop(config: Any, args: argparse.Namespace, flops_per_token: float) -> 
     return result
 
 
+def render_table(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """One row per preset: throughput of both loops, the loop's overhead, MFU, measured vs planned peak memory."""
+
+    def pct(value: float | None, signed: bool = False) -> str:
+        return "—" if value is None else (f"{value:+.1%}" if signed else f"{value:.1%}")
+
+    def gib(value: float | None) -> str:
+        return "—" if value is None else f"{value:.2f}"
+
+    setup = [args.precision, f"seq {args.seq_len}", f"accumulation {args.accumulation}"]
+    setup += [name for name in ("compile", "liger", "activation_checkpointing") if getattr(args, name)]
+    lines = [
+        f"# {', '.join(setup)}; {args.steps} timed steps after {args.warmup} warm-up",
+        f"{'preset':>6} {'params':>14} {'µbatch':>6} {'tokenmill tok/s':>16} {'bare tok/s':>11} {'overhead':>9} "
+        f"{'MFU':>6} {'bare MFU':>8} {'peak GiB':>9} {'bare GiB':>9} {'plan GiB':>9} {'plan err':>9}",
+    ]
+    for r in results:
+        ours, bare = r["tokenmill"], r["bare"]
+        lines.append(
+            f"{r['preset']:>6} {ours['params']:>14,} {r['micro_batch']:>6} {ours['tokens_per_s']:>16,.0f} "
+            f"{bare['tokens_per_s']:>11,.0f} {r['overhead']:>9.1%} {pct(ours['mfu']):>6} {pct(bare['mfu']):>8} "
+            f"{gib(ours['peak_memory_gib']):>9} {gib(bare['peak_memory_gib']):>9} "
+            f"{gib(ours['planned_memory_gib']):>9} {pct(r['plan_memory_error'], signed=True):>9}"
+        )
+    if args.smoke:
+        lines.append("(CPU smoke run: peak GiB is the process's resident memory; the plan's GPU figures do not apply)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--presets", default="125m,350m,1b")
@@ -177,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--liger", action="store_true")
     parser.add_argument("--activation-checkpointing", action="store_true")
+    parser.add_argument("--precision", choices=("bf16", "fp8"), default="bf16", help="fp8: torchao through accelerate")
     parser.add_argument("--gpu", default=None, help="GPU table name (default: detected)")
     parser.add_argument("--shards", type=Path, default=None, help="existing shards (default: generated, vocab 32k)")
     parser.add_argument("--vocab", type=int, default=32_000)
@@ -189,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.smoke:
         args.presets, args.seq_len, args.steps, args.warmup, args.log_every = "tiny", 64, 4, 2, 1
-        args.vocab, args.megabytes, args.compile, args.liger = 512, 0.3, False, False
+        args.vocab, args.megabytes, args.compile, args.liger, args.precision = 512, 0.3, False, False, "fp32"
         args.overrides = {"hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2}
     elif not torch.cuda.is_available():
         print(
@@ -199,6 +232,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     else:
         args.overrides = {}
+        if args.precision == "fp8":
+            from training.config import TrainConfigError
+            from training.parallel import check_fp8
+
+            try:
+                check_fp8()
+            except TrainConfigError as error:
+                print(f"train_throughput: {error}")
+                return 2
     micro = dict(DEFAULT_MICRO)
     for item in filter(None, args.micro_batch.split(",")):
         name, _, value = item.partition("=")
@@ -223,23 +265,11 @@ def main(argv: list[str] | None = None) -> int:
                 "overhead": overhead,
             }
         )
-        memory_error = ours["planned_memory_gib"] / ours["peak_memory_gib"] - 1 if torch.cuda.is_available() else None
+        planned = ours["planned_memory_gib"]
+        memory_error = planned / ours["peak_memory_gib"] - 1 if torch.cuda.is_available() and planned else None
         results[-1]["plan_memory_error"] = memory_error
 
-    header = f"{'preset':>6} {'params':>14} {'µbatch':>6} {'tokenmill tok/s':>16} {'bare tok/s':>11} {'overhead':>9} "
-    header += f"{'MFU':>6} {'bare MFU':>8} {'peak GiB':>9} {'plan GiB':>9}"
-    print(header)
-    for r in results:
-        ours, bare = r["tokenmill"], r["bare"]
-
-        def pct(value: float | None) -> str:
-            return "—" if value is None else f"{value:.1%}"
-
-        print(
-            f"{r['preset']:>6} {ours['params']:>14,} {r['micro_batch']:>6} {ours['tokens_per_s']:>16,.0f} "
-            f"{bare['tokens_per_s']:>11,.0f} {r['overhead']:>9.1%} {pct(ours['mfu']):>6} {pct(bare['mfu']):>8} "
-            f"{ours['peak_memory_gib']:>9.2f} {ours['planned_memory_gib'] or float('nan'):>9.2f}"
-        )
+    print(render_table(results, args))
     if args.output:
         args.output.write_text(json.dumps(results, indent=2, default=str) + "\n")
     shutil.rmtree(work, ignore_errors=True)

@@ -283,7 +283,7 @@ def test_accelerate_configs_load() -> None:
 
     folder = Path(__file__).resolve().parents[1] / "configs" / "accelerate"
     loaded = {path.stem: load_config_from_file(str(path)) for path in sorted(folder.glob("*.yaml"))}
-    assert set(loaded) == {"single_gpu", "ddp", "fsdp", "multi_node"}
+    assert set(loaded) == {"single_gpu", "ddp", "fsdp", "multi_node", "tp"}  # tp: issue 15's example
     assert all(c.mixed_precision == "bf16" for c in loaded.values())
     assert loaded["fsdp"].fsdp_config["fsdp_transformer_layer_cls_to_wrap"] == "LlamaDecoderLayer"
     assert loaded["multi_node"].num_machines > 1

@@ -17,6 +17,14 @@ Conventions, and why:
     predicts 46.6 GiB where 56.6 GiB was measured (DESIGN.md). So the activation terms below are written by
     hand for the Llama block as transformers runs it (a measured gap), and ``korthikanti_bytes`` keeps the
     published formula for comparison. Flash/SDPA attention stores no s×s scores; eager attention does.
+  * Tensor parallelism (``tp_size``): transformers' Llama ``tp_plan`` (Megatron's column/row split, Shoeybi et
+    al. 2019) shards every decoder matrix, the embedding and the output head over the TP group; the RMSNorm
+    weights stay whole. States are divided accordingly, then ZeRO-sharded over the data-parallel ranks
+    (gpus / tp_size). Activations: what lives between the column- and the row-parallel matmul (q, k, v, the
+    attention output, the SwiGLU tensors, eager scores) is divided by tp_size; the norms, their casts, the
+    residual stream and the gathered logits are not, since transformers' plan has no sequence parallelism
+    (Korthikanti et al.'s sbh·(10 + 24/t + 5as/(ht)) is the GPT form of the same split). Pipeline parallelism
+    is not modelled: accelerate cannot drive it (docs/plan.md).
 """
 
 from __future__ import annotations
@@ -299,13 +307,14 @@ class Hardware:
     activation_checkpointing: bool = False
     attention: Attention = "sdpa"
     precision: Precision = "amp"
+    tp_size: int = 1
 
     def __post_init__(self) -> None:
         try:
             get_gpu(self.gpu)
         except UnknownGPUError as error:
             raise PlanError(f"gpu: {error}") from None
-        for name in ("gpus", "micro_batch", "seq_len"):
+        for name in ("gpus", "micro_batch", "seq_len", "tp_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise PlanError(f"{name}: must be a positive integer, got {value!r}")
@@ -318,6 +327,13 @@ class Hardware:
             raise PlanError(f"attention: {self.attention!r} is not one of sdpa, eager")
         if self.precision not in ("amp", "bf16"):
             raise PlanError(f"precision: {self.precision!r} is not one of amp, bf16")
+        if self.gpus % self.tp_size:
+            raise PlanError(f"tp_size: {self.tp_size} does not divide the {self.gpus} GPUs")
+
+    @property
+    def dp_size(self) -> int:
+        """Data-parallel ranks: the GPUs over the tensor-parallel group size."""
+        return self.gpus // self.tp_size
 
     @property
     def device(self) -> GPU:
@@ -388,21 +404,35 @@ def korthikanti_bytes(seq_len: int, micro_batch: int, hidden: int, heads: int, r
     return 2.0 * sbh if recompute else sbh * (34 + 5 * heads * seq_len / hidden)
 
 
-def layer_activation_bytes_per_token(shape: ModelShape, seq_len: int, precision: str, attention: str) -> float:
+def layer_activation_bytes_per_token(
+    shape: ModelShape, seq_len: int, precision: str, attention: str, tp_size: int = 1
+) -> float:
     """Bytes one Llama decoder layer leaves for backward, per token (measured against autograd in tests).
 
     amp: two RMSNorms save fp32 input and fp32 normalised output (16h); autocast casts the normed input once
     per consumer (q, k, v, gate, up: 10h); SDPA keeps bf16 q, k, v and its output, which o_proj reuses
     (4q + 4kv); SwiGLU keeps gate, up, silu(gate) and their product (8I). bf16: the norms save fp32 input,
     bf16 normed and bf16 output shared by the projections (16h), no casts.
+
+    ``tp_size``: the heads and the SwiGLU width are split over the group, the norms and casts are not.
     """
     h, q, kv, inter = shape.hidden_size, shape.q_width, shape.kv_width, shape.intermediate_size
     norms_and_casts = 26 * h if precision == "amp" else 16 * h
-    total = norms_and_casts + 4 * q + 4 * kv + 8 * inter
+    split = 4 * q + 4 * kv + 8 * inter
     if attention == "eager":
         # scores: fp32 softmax output + bf16 probabilities per head and key; k and v repeated to all heads
-        total += 6 * shape.num_heads * seq_len + 4 * (q - kv)
-    return float(total)
+        split += 6 * shape.num_heads * seq_len + 4 * (q - kv)
+    return float(norms_and_casts + split / tp_size)
+
+
+def tp_local_params(params: float, shape: ModelShape | None, tp_size: int) -> float:
+    """Parameters one rank of a tensor-parallel group holds under transformers' Llama plan: every matrix (the
+    decoder's, the embedding and the head) split ``tp_size`` ways, the RMSNorm weights whole. Without a shape
+    (a bare count) all of it is taken as split, which the norms (~0.01 % of a Llama) hardly change."""
+    if shape is None:
+        return params / tp_size
+    norms = (2 * shape.num_layers + 1) * shape.hidden_size
+    return (params - norms) / tp_size + norms
 
 
 @dataclass
@@ -423,6 +453,7 @@ class Memory:
     attention: str
     activations_estimated: bool
     suggestion: str | None = None
+    tp_size: int = 1
 
     @property
     def per_gpu_gib(self) -> float:
@@ -434,15 +465,18 @@ def estimate_memory(params: float, shape: ModelShape | None, hardware: Hardware)
 
     Counted as if gradients were live during the forward pass (they are under gradient accumulation); with one
     micro-batch per step and ``zero_grad(set_to_none=True)`` the real peak is lower by up to the gradient bytes.
+    With ``tp_size`` > 1 the states and the activations between the split matmuls are divided by it (module
+    docstring); ZeRO then shards over the ``gpus / tp_size`` data-parallel ranks.
     """
     stage = _STAGE[hardware.strategy]
-    n = hardware.gpus
+    tp, dp = hardware.tp_size, hardware.dp_size
+    local = params if tp == 1 else tp_local_params(params, shape, tp)
     breakdown: dict[str, float] = {}
     for state, (per_param, sharded_from) in _STATES[hardware.precision].items():
-        breakdown[state] = params * per_param / (n if stage >= sharded_from and stage > 0 else 1)
+        breakdown[state] = local * per_param / (dp if stage >= sharded_from and stage > 0 else 1)
     if shape is not None:
         tokens = hardware.seq_len * hardware.micro_batch
-        layer = layer_activation_bytes_per_token(shape, hardware.seq_len, hardware.precision, hardware.attention)
+        layer = layer_activation_bytes_per_token(shape, hardware.seq_len, hardware.precision, hardware.attention, tp)
         residual = 4 if hardware.precision == "amp" else 2  # the layer input checkpointing keeps
         if hardware.activation_checkpointing:
             # one checkpoint per layer, plus the one layer being recomputed during its backward
@@ -452,16 +486,17 @@ def estimate_memory(params: float, shape: ModelShape | None, hardware: Hardware)
         final_norm = (10 if hardware.precision == "amp" else 8) * shape.hidden_size * tokens
         breakdown["activations"] = activations + final_norm
         # logits: fp32 log-probabilities saved by cross-entropy (4V), and while the loss runs backward the bf16
-        # logits held by the model output (2V) plus two fp32 gradients (8V)
+        # logits held by the model output (2V) plus two fp32 gradients (8V); under TP the head's output is
+        # gathered (transformers' colwise_gather_output), so every rank holds all of them
         breakdown["logits"] = 14.0 * shape.vocab_size * tokens
         if hardware.precision == "amp" and not hardware.activation_checkpointing and stage < 3:
             # autocast's bf16 copies of every matmul weight, saved for the input gradients
             head = shape.vocab_size * shape.hidden_size
             input_embedding = 0 if shape.tie_embeddings else head
-            breakdown["autocast_weight_copies"] = 2.0 * (params - input_embedding)
+            breakdown["autocast_weight_copies"] = 2.0 * (params - input_embedding) / tp
         if stage == 3:
             # ZeRO-3/FSDP gathers one layer's bf16 weights at a time (two with prefetch)
-            breakdown["gathered_layers"] = 2 * 2.0 * count_params(shape).per_layer
+            breakdown["gathered_layers"] = 2 * 2.0 * count_params(shape).per_layer / tp
     total = sum(breakdown.values())
     device = hardware.device
     usable = device.memory_bytes * (1 - MEMORY_HEADROOM)
@@ -472,13 +507,14 @@ def estimate_memory(params: float, shape: ModelShape | None, hardware: Hardware)
         usable_bytes=usable,
         breakdown=breakdown,
         strategy=hardware.strategy,
-        gpus=n,
+        gpus=hardware.gpus,
         micro_batch=hardware.micro_batch,
         seq_len=hardware.seq_len,
         activation_checkpointing=hardware.activation_checkpointing,
         precision=hardware.precision,
         attention=hardware.attention,
         activations_estimated=shape is not None,
+        tp_size=tp,
     )
 
 
@@ -499,7 +535,7 @@ def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware) ->
     if estimate_memory(params, shape, hardware).fits:
         return None
     strategies = [s for s in ("ddp", "zero1", "zero2", "zero3") if _STAGE[s] >= _STAGE[hardware.strategy]]
-    if hardware.gpus == 1:
+    if hardware.dp_size == 1:
         strategies = [hardware.strategy]  # nothing to shard over
     micro_batches = []
     micro = hardware.micro_batch
@@ -960,6 +996,7 @@ def _options_model():
         activation_checkpointing: bool = False
         attention: Attention = "sdpa"
         precision: Precision = "amp"
+        tp_size: int = 1
         convention: Convention = "palm"
         fit: str = "epoch"  # epoch, hoffmann, or a fit.json from `tokenmill scaling fit`
         tokens_per_param: float = TOKENS_PER_PARAM
@@ -1033,6 +1070,7 @@ def plan_from_options(options: Any, origin: str | None = None) -> Plan:
             activation_checkpointing=options.activation_checkpointing,
             attention=options.attention,
             precision=options.precision,
+            tp_size=options.tp_size,
         )
         return plan(
             model,

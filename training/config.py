@@ -123,7 +123,11 @@ class TrainConfig(StrictModel):
 
     # how: precision and speed
     seed: int = 1234
-    precision: Literal["auto", "bf16", "fp32"] = Field(default="auto", description="auto: bf16 on CUDA, fp32 on CPU")
+    precision: Literal["auto", "bf16", "fp32", "fp8"] = Field(
+        default="auto",
+        description="auto: bf16 on CUDA, fp32 on CPU; fp8: torchao Float8 matmuls through accelerate (compute "
+        "capability ≥ 8.9), the first and last decoder layers and the output head kept in bf16",
+    )
     activation_checkpointing: bool = False
     compile: bool = False
     liger: bool = Field(default=False, description="Liger kernels (RoPE, RMSNorm, SwiGLU, fused CE); GPU only")
@@ -137,6 +141,12 @@ class TrainConfig(StrictModel):
     gpu: str | None = Field(default=None, description="GPU type for the plan (default: the CUDA device's name)")
     n_gpus: int | None = Field(default=None, ge=1, description="GPUs for the plan (default: the launch's processes)")
     strategy: Literal["ddp", "fsdp"] = "ddp"
+    tp_size: int = Field(
+        default=1,
+        ge=1,
+        description="tensor parallelism: GPUs one model is split over (accelerate's ParallelismConfig, transformers' "
+        "tp_plan); must equal the launch's processes (one TP group, no data parallelism across groups yet)",
+    )
     mfu: float = Field(default=0.4, gt=0, le=1, description="MFU the plan assumes for its time prediction")
     min_tokens: float | None = Field(default=None, gt=0, description="refuse plans with fewer training tokens")
     base_tokens: float | None = Field(default=None, gt=0, description="base model's pre-training tokens (adapt)")
@@ -164,6 +174,16 @@ class TrainConfig(StrictModel):
             raise ValueError("branch_from continues a run's checkpoint; init_from starts from a model: choose one")
         if self.liger and self.compile:
             raise ValueError("liger and compile together fail to compile (DESIGN.md); choose one")
+        if self.tp_size > 1 and self.strategy == "fsdp":
+            raise ValueError(
+                "tp_size > 1 with strategy fsdp: 2-D FSDP2 × TP (accelerate's dp_shard_size × tp_size) is not wired "
+                "yet; use tp_size alone (one TP group over all processes) or fsdp alone"
+            )
+        if self.tp_size > 1 and self.precision == "fp8":
+            raise ValueError(
+                "precision fp8 with tp_size > 1: torchao's Float8 layers need its own float8 tensor-parallel styles "
+                "(as torchtitan applies them), not transformers' tp_plan; use one of the two"
+            )
         return self
 
     # ------------------------------------------------------------------------------------------- resolving

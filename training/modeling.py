@@ -106,6 +106,12 @@ def model_seq_len(config: TrainConfig) -> int:
     return int(hf.get("max_position_embeddings") or 2048)
 
 
+def model_num_layers(config: TrainConfig) -> int:
+    """Decoder layers of the configured model (FP8 keeps the first and last in bf16)."""
+    hf = _hf_config_dict(config)
+    return int(hf.get("num_hidden_layers") or hf.get("n_layer") or 0)
+
+
 def _hf_config_dict(config: TrainConfig) -> dict[str, Any]:
     """The architecture as a dict: preset/YAML → LlamaConfig kwargs; folder/config.json → its config.json."""
     from training.models import ModelError, llama_kwargs

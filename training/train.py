@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import resource
 import sys
 import time
@@ -40,10 +41,12 @@ from training.modeling import (
     base_peak_lr,
     build_model,
     copy_tokenizer,
+    model_num_layers,
     model_seq_len,
     resolve_init_from,
     shards_tokenizer,
 )
+from training.parallel import accelerator_kwargs, check_fp8, check_tp, clip_grad_norm, tensor_parallel
 
 GIB = 1024**3
 METRICS = "metrics.jsonl"
@@ -109,7 +112,8 @@ def gate(config: TrainConfig, shape: Any, gpu: str | None, n_gpus: int) -> tuple
             seq_len=config.seq_len,
             activation_checkpointing=config.activation_checkpointing,
             attention="sdpa",
-            precision="amp",
+            precision="amp",  # fp8 too: torchao keeps fp32 master weights; its fp8 activations are not modelled
+            tp_size=config.tp_size,
         )
         result = plan(
             shape,
@@ -131,7 +135,7 @@ def preflight(config: TrainConfig, world_size: int | None = None) -> dict[str, A
     world = world_size or config.n_gpus or 1
     tokenizer = shards_tokenizer(config.shards)
     _path, state, _warnings = find_latest(config.output)
-    resolved = _resolve(config, tokenizer, world, state)
+    resolved = _resolve(config, tokenizer, data_world(config, world), state)
     gpu = resolved.gpu or detect_gpu()
     _arch, shape = architecture(resolved, tokenizer)
     result, problems, notes = gate(resolved, shape, gpu, resolved.n_gpus or world)
@@ -143,6 +147,11 @@ def preflight(config: TrainConfig, world_size: int | None = None) -> dict[str, A
 def _gate_message(problems: list[str]) -> str:
     listed = "\n".join(f"  - {p}" for p in problems)
     return f"the budget check refuses this run:\n{listed}\n(pass --force, or force: true, to train anyway)"
+
+
+def data_world(config: TrainConfig, world: int) -> int:
+    """Data-parallel ranks: the processes of a tensor-parallel group all train on the same batch."""
+    return max(1, world // config.tp_size)
 
 
 def _resolve(config: TrainConfig, tokenizer: dict[str, Any], world: int, state: dict | None) -> TrainConfig:
@@ -184,13 +193,18 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     if config.cpu_threads and not cuda:
         torch.set_num_threads(config.cpu_threads)
     precision = config.precision if config.precision != "auto" else ("bf16" if cuda else "fp32")
+    if precision == "fp8":
+        check_fp8()  # before accelerate, whose AO handler would fail on import without a reason
+    check_tp(config.tp_size, int(os.environ.get("WORLD_SIZE", "1")), cuda)
     accelerator = Accelerator(
-        mixed_precision="bf16" if precision == "bf16" else "no",
+        **accelerator_kwargs(precision, config.tp_size, model_num_layers(config)),
         log_with="tensorboard" if config.tensorboard else None,
         project_dir=str(output),
     )
     main = accelerator.is_main_process
-    world, rank = accelerator.num_processes, accelerator.process_index
+    world = accelerator.num_processes
+    # the ranks of a tensor-parallel group read the same windows: data is sharded over the data-parallel ranks
+    data_ranks, rank = data_world(config, world), accelerator.process_index // config.tp_size
     say = _printer(main)
 
     checkpoint, state, skipped = find_latest(output)
@@ -199,7 +213,7 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     branching = state is None and config.branch_from is not None
     if branching:
         checkpoint, state = branch_point(config.branch_from)
-    cfg = _resolve(config, tokenizer, world, _branch_inherit(state) if branching else state)
+    cfg = _resolve(config, tokenizer, data_ranks, _branch_inherit(state) if branching else state)
     warnings: list[str] = []
     if branching:
         warnings += check_branch(state, cfg, manifest.get("fingerprint", ""), config.force)
@@ -225,14 +239,16 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     set_seed(cfg.seed)
     model = build_model(cfg, tokenizer, cfg.shards)
     n_params = sum(p.numel() for p in model.parameters())
+    if cfg.tp_size > 1:
+        model = tensor_parallel(model.to(accelerator.device), cfg.tp_size)
     if cfg.compile:
         model.compile()  # in place: parameter names (and so checkpoints) stay those of the plain model
     model = accelerator.prepare(model)
     optimizer = accelerator.prepare(_optimizer(model, cfg, accelerator.device))
     schedule = from_config(cfg)
-    accumulation = cfg.accumulation(world)
-    train = ShardWindows(cfg.shards, cfg.seq_len, split="train", seed=cfg.seed, rank=rank, world_size=world)
-    heldout = _heldout_readers(cfg, manifest, rank, world)
+    accumulation = cfg.accumulation(data_ranks)
+    train = ShardWindows(cfg.shards, cfg.seq_len, split="train", seed=cfg.seed, rank=rank, world_size=data_ranks)
+    heldout = _heldout_readers(cfg, manifest, rank, data_ranks)
 
     step, tokens_seen, elapsed_before, best_loss, sample = 0, 0, 0.0, math.inf, 0
     resumed_from = None
@@ -246,7 +262,7 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
         except ValueError:
             if not config.force:
                 raise
-            sample = int(state["data"]["consumed_samples"]) // world  # forced onto other shards: same index
+            sample = int(state["data"]["consumed_samples"]) // data_ranks  # forced onto other shards: same index
         resumed_from = str(checkpoint)
         say(f"{'branched' if branching else 'resumed'} from {checkpoint} (step {step}, {tokens_seen:,} tokens)")
         if main:
@@ -302,7 +318,10 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
                     loss = model(input_ids=inputs, labels=labels, shift_labels=labels).loss / accumulation
                     accelerator.backward(loss)
                 loss_sum += loss.detach()
-            grad_norm = accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip or float("inf"))
+            if cfg.tp_size > 1:  # sharded and replicated parameters mixed: accelerate's clip refuses them
+                grad_norm = clip_grad_norm(model.parameters(), cfg.grad_clip or float("inf"))
+            else:
+                grad_norm = accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip or float("inf"))
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
@@ -497,7 +516,7 @@ def _evaluate(model, readers: dict[str, Any], cfg: TrainConfig, accelerator) -> 
                 sums += torch.stack(
                     [loss.float() * labels.numel(), torch.tensor(float(labels.numel()), device=sums.device)]
                 )
-            sums = accelerator.reduce(sums, reduction="sum")
+            sums = accelerator.reduce(sums, reduction="sum") / cfg.tp_size  # a TP group's ranks hold one batch
             totals += sums
             loss_value = (sums[0] / sums[1]).item()
             results[source] = {
