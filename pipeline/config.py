@@ -91,6 +91,7 @@ class ExecutorConfig(StrictModel):
 
 def _stage_models() -> dict[str, type[BaseModel]]:
     from pipeline.dedup.config import DedupConfig
+    from pipeline.stages.decontaminate import DecontaminateConfig
     from pipeline.stages.extract import ExtractConfig
     from pipeline.stages.language import LanguageConfig
     from pipeline.stages.pii import PIIConfig
@@ -106,6 +107,7 @@ def _stage_models() -> dict[str, type[BaseModel]]:
         "language": LanguageConfig,
         "quality": QualityConfig,
         "pii": PIIConfig,
+        "decontaminate": DecontaminateConfig,
     }
 
 
@@ -114,6 +116,7 @@ ExtractConfig = _models["extract"]
 LanguageConfig = _models["language"]
 QualityConfig = _models["quality"]
 PIIConfig = _models["pii"]
+DecontaminateConfig = _models["decontaminate"]
 DedupConfig = _models["dedup"]
 TokenizeConfig = _models["tokenize"]
 PlanOptions = _models["plan"]
@@ -125,6 +128,8 @@ class StagesConfig(StrictModel):
     extract: ExtractConfig = ExtractConfig()  # type: ignore[valid-type]
     language: LanguageConfig | None = LanguageConfig()  # type: ignore[valid-type]
     quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
+    #: off unless the recipe names eval sets (docs/decontaminate.md); runs after quality, before PII
+    decontaminate: DecontaminateConfig | None = None  # type: ignore[valid-type]
     pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]
     dedup: DedupConfig | None = None  # type: ignore[valid-type]
     tokenize: TokenizeConfig | None = None  # type: ignore[valid-type]
