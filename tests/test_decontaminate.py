@@ -167,7 +167,7 @@ def test_cut_mode_removes_the_span_with_its_margin(corpus):
 
 def test_bad_eval_sets_are_clear_errors(tmp_path):
     with pytest.raises(EvalSetError, match="not found"):
-        DecontaminateStage(DecontaminateConfig(eval_sets=[str(tmp_path / "missing.jsonl")])).setup()
+        DecontaminateStage(DecontaminateConfig(eval_sets=[str(tmp_path / "missing.jsonl")]))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{oops\n', encoding="utf-8")
     with pytest.raises(EvalSetError, match=r"bad.jsonl:2: not JSON"):

@@ -27,12 +27,14 @@ from typing import Any
 from pydantic import Field
 
 from pipeline.config_base import StrictModel
+from pipeline.readers.common import InputError
 
 PERCENTILES = (50, 75, 90, 95, 99)
 
 
-class ClassifierError(ValueError):
-    """A classifier that cannot be trained or used as asked (no documents in a class, a missing model)."""
+class ClassifierError(InputError):
+    """A classifier that cannot be trained or used as asked (no documents in a class, a missing model); an
+    ``InputError``, so the CLI reports it as one ``error:`` line."""
 
 
 class Hyperparameters(StrictModel):

@@ -43,6 +43,7 @@ from pydantic import Field, field_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
+from pipeline.readers.common import InputError
 
 _NOT_WORD = re.compile(r"[^\w\s]|_")
 _ASCII_PUNCT = string.punctuation.encode()
@@ -109,8 +110,9 @@ class DecontaminateConfig(StrictModel):
         return [EvalSetConfig(path=v) if isinstance(v, str) else v for v in self.eval_sets]
 
 
-class EvalSetError(ValueError):
-    """An eval set that cannot be read: missing file, bad JSON, a row without any of the fields."""
+class EvalSetError(InputError):
+    """An eval set that cannot be read: missing file, bad JSON, a row without any of the fields (an
+    ``InputError``: the CLI reports it as one ``error:`` line)."""
 
 
 def _open_text(path: Path):
@@ -341,6 +343,9 @@ class DecontaminateStage(AccountedStep):
         super().__init__(drops_dir)
         self.config = config
         self._index: EvalIndex | None = None
+        for eval_set in config.sets():  # before any rank starts: a typo in a path is one clear error
+            if not Path(eval_set.path).is_file():
+                raise EvalSetError(f"{eval_set.path}: eval set not found (stages.decontaminate.eval_sets)")
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
