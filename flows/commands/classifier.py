@@ -105,6 +105,17 @@ def train_command(
         f"trained on (read {pos.read} / {neg.read}; skipped {sum(pos.skipped.values())} / {sum(neg.skipped.values())})"
     )
     _print_metrics(card["heldout"], typer.echo)
+    trained = counts["positive"]["train"] + counts["negative"]["train"]
+    if trained < SMALL_TRAINING_SET and epoch <= 5:
+        typer.echo(
+            f"note: {trained:,} training documents; DCLM's {epoch} epochs are sized for hundreds of thousands and "
+            "underfit a set this small (scores crowd around 0.5): try --epoch 50 (docs/classifier.md)",
+            err=True,
+        )
+
+
+#: below this many training documents the CLI suggests more epochs (docs/classifier.md, "Small training sets")
+SMALL_TRAINING_SET = 10_000
 
 
 @classifier_app.command("eval")
