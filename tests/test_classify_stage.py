@@ -165,3 +165,35 @@ def test_curation_run_with_threshold_balances(model, tmp_path):
     assert len(kept) == 16 - dropped
     assert all(d["metadata"]["classify"]["ref"] >= 0.5 for d in kept)
     assert sum(d["id"].startswith("prose") for d in kept) >= 7
+
+
+def test_pareto_draw_follows_numpy_pareto_and_is_stable():
+    import numpy as np
+
+    from pipeline.stages.classify import pareto_draw
+
+    draws = np.array([pareto_draw(0, f"doc-{i}", 9.0) for i in range(20_000)])
+    reference = np.random.default_rng(0).pareto(9.0, 20_000)
+    assert abs(np.median(draws) - np.median(reference)) < 0.005  # median of Lomax(9): 2**(1/9) - 1 = 0.080
+    assert abs(np.median(draws) - (2 ** (1 / 9) - 1)) < 0.005
+    assert pareto_draw(0, "a", 9.0) == pareto_draw(0, "a", 9.0) != pareto_draw(1, "a", 9.0)
+
+
+def test_pareto_mode_keeps_high_scores_and_some_low_ones(model):
+    path, prose, code = model
+    stage = ClassifyStage([ClassifierConfig(name="ref", model=str(path), mode="pareto", alpha=3)])
+    texts = prose[:60] + code[:60]
+    docs = [Document(text=t, id=f"d{i}") for i, t in enumerate(texts)]
+    verdicts = stage.process_batch(docs)
+    again = stage.process_batch([Document(text=t, id=f"d{i}") for i, t in enumerate(texts)])
+    assert [v and v.rule for v in verdicts] == [v and v.rule for v in again]  # same ids, same decisions
+    for doc, verdict in zip(docs, verdicts, strict=True):
+        score = doc.metadata["classify"]["ref"]
+        if verdict is not None:
+            assert verdict.rule == "ref_pareto_sampled" and verdict.score == pytest.approx(score, abs=1e-6)
+    # P(keep) = P(Lomax(alpha) > 1 - score) = (2 - score) ** -alpha: 1 at score 1, 2 ** -alpha at score 0
+    for half in (slice(0, 60), slice(60, 120)):
+        expected = sum((2 - d.metadata["classify"]["ref"]) ** -3 for d in docs[half])
+        kept = sum(v is None for v in verdicts[half])
+        assert abs(kept - expected) < 4 * expected**0.5 + 2
+    assert sum(v is None for v in verdicts[:60]) > sum(v is None for v in verdicts[60:])

@@ -5,15 +5,21 @@ stages:
   classify:
     - name: finance             # metadata classify.finance = P(positive)
       model: models/finance.bin
-      mode: threshold           # annotate | threshold
-      threshold: 0.5
+      mode: threshold           # annotate | threshold | pareto
+      threshold: 0.5            # threshold
+      alpha: 9                  # pareto
 ```
 
 Several classifiers may be listed; each scores every document that reaches it, in order, and writes
 ``metadata["classify"][name]``. ``annotate`` keeps every document (the score is there for later stages or
 analysis); ``threshold`` drops a document scoring below ``threshold`` with rule ``<name>_below_threshold``
-and its score, and later classifiers do not see it. The stage runs after ``quality`` and before
-``decontaminate`` and ``pii``, on the text the quality rules kept.
+and its score, and later classifiers do not see it. ``pareto`` is GPT-3's sampling (Brown et al. 2020,
+appendix A; NeMo Curator's ``pareto`` mode): a document is kept when ``np.random.pareto(alpha) > 1 - score``,
+so high scores are nearly always kept and low ones sometimes, which keeps some diversity; the draw is derived
+from a hash of ``seed`` and the document id instead of a random stream, so a rerun or a resumed rank keeps
+exactly the same documents. Its drops are ``<name>_pareto_sampled`` with the score.
+
+The stage runs after ``quality`` and before ``decontaminate`` and ``pii``, on the text the quality rules kept.
 
 A document is scored as ``tokenmill classifier train`` trained on it: newlines and runs of whitespace
 flattened to one space (``pipeline.classify.data.flatten``). Scoring is batched (``batch_size`` documents
@@ -36,7 +42,7 @@ from pydantic import Field, field_validator
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 
-MODES = ("annotate", "threshold")
+MODES = ("annotate", "threshold", "pareto")
 
 
 class ClassifierConfig(StrictModel):
@@ -44,8 +50,10 @@ class ClassifierConfig(StrictModel):
 
     name: str = Field(description="metadata key classify.<name>; drop rule <name>_below_threshold")
     model: str = Field(description="a fastText .bin (MODEL.json beside it names the labels)")
-    mode: Literal["annotate", "threshold"] = "annotate"
+    mode: Literal["annotate", "threshold", "pareto"] = "annotate"
     threshold: float = Field(default=0.5, ge=0, le=1, description="threshold: drop below this P(positive)")
+    alpha: float = Field(default=9.0, gt=0, description="pareto: the Pareto shape (GPT-3: 9)")
+    seed: int = Field(default=0, description="pareto: seed of the per-document draw")
     label: str | None = Field(default=None, description="the positive label (default: from MODEL.json)")
 
     @field_validator("name")
@@ -71,6 +79,17 @@ class ClassifyConfig(StrictModel):
         if repeated:
             raise ValueError(f"classifier names must be unique; repeated: {', '.join(repeated)}")
         return value
+
+
+def pareto_draw(seed: int, doc_id: str, alpha: float) -> float:
+    """A Pareto (Lomax) variate as ``numpy.random.pareto(alpha)`` draws it, ``(1 - U) ** (-1 / alpha) - 1``, with
+    U uniform in [0, 1) taken from a BLAKE2 hash of (seed, document id): the same document always gets the same
+    draw, whichever rank or rerun scores it."""
+    import hashlib
+
+    digest = hashlib.blake2b(f"{seed}\0{doc_id}".encode(), digest_size=8).digest()
+    uniform = int.from_bytes(digest, "big") / 2**64
+    return (1.0 - uniform) ** (-1.0 / alpha) - 1.0
 
 
 def _flat(text: str) -> str:
@@ -142,10 +161,12 @@ class ClassifyStage(AccountedStep):
                 doc.metadata.setdefault("classify", {})[cfg.name] = round(score, 6)
                 if cfg.mode == "threshold" and score < cfg.threshold:
                     verdicts[i] = Drop(rule=f"{cfg.name}_below_threshold", score=score)
+                elif cfg.mode == "pareto" and not pareto_draw(cfg.seed, str(doc.id), cfg.alpha) > 1 - score:
+                    verdicts[i] = Drop(rule=f"{cfg.name}_pareto_sampled", score=score)
                 else:
                     still.append(i)
             alive = still
         return verdicts
 
 
-__all__ = ["ClassifierConfig", "ClassifyConfig", "ClassifyStage", "MODES"]
+__all__ = ["ClassifierConfig", "ClassifyConfig", "ClassifyStage", "MODES", "pareto_draw"]
