@@ -91,6 +91,8 @@ class ExecutorConfig(StrictModel):
 
 def _stage_models() -> dict[str, type[BaseModel]]:
     from pipeline.dedup.config import DedupConfig
+    from pipeline.stages.classify import ClassifierConfig
+    from pipeline.stages.decontaminate import DecontaminateConfig
     from pipeline.stages.extract import ExtractConfig
     from pipeline.stages.language import LanguageConfig
     from pipeline.stages.pii import PIIConfig
@@ -106,6 +108,8 @@ def _stage_models() -> dict[str, type[BaseModel]]:
         "language": LanguageConfig,
         "quality": QualityConfig,
         "pii": PIIConfig,
+        "decontaminate": DecontaminateConfig,
+        "classify": ClassifierConfig,
     }
 
 
@@ -114,6 +118,8 @@ ExtractConfig = _models["extract"]
 LanguageConfig = _models["language"]
 QualityConfig = _models["quality"]
 PIIConfig = _models["pii"]
+DecontaminateConfig = _models["decontaminate"]
+ClassifierConfig = _models["classify"]
 DedupConfig = _models["dedup"]
 TokenizeConfig = _models["tokenize"]
 PlanOptions = _models["plan"]
@@ -125,9 +131,23 @@ class StagesConfig(StrictModel):
     extract: ExtractConfig = ExtractConfig()  # type: ignore[valid-type]
     language: LanguageConfig | None = LanguageConfig()  # type: ignore[valid-type]
     quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
+    #: fastText classifiers, in order (docs/classify.md); after quality, before decontaminate and PII
+    classify: list[ClassifierConfig] | None = None  # type: ignore[valid-type]
+    #: off unless the recipe names eval sets (docs/decontaminate.md); runs after quality, before PII
+    decontaminate: DecontaminateConfig | None = None  # type: ignore[valid-type]
     pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]
     dedup: DedupConfig | None = None  # type: ignore[valid-type]
     tokenize: TokenizeConfig | None = None  # type: ignore[valid-type]
+
+    @field_validator("classify")
+    @classmethod
+    def _unique_classifier_names(cls, value: list | None) -> list | None:
+        if value:
+            names = [c.name for c in value]
+            repeated = sorted({n for n in names if names.count(n) > 1})
+            if repeated:
+                raise ValueError(f"classifier names must be unique; repeated: {', '.join(repeated)}")
+        return value
 
 
 class ReportConfig(StrictModel):

@@ -1,6 +1,6 @@
 """Assemble a source's curation pipeline and the datatrove executor that runs it.
 
-read → [ledger] → extract → language → quality → pii → write curated/<source>/ → [ledger]
+read → [ledger] → extract → language → quality → [classify] → [decontaminate] → pii → write curated/<source>/ → [ledger]
 
 Stages come from the recipe (a stage set to null is skipped); the executor kind (local, Slurm, Ray)
 comes from the recipe too, so the same recipe scales out without edits.
@@ -22,6 +22,8 @@ from pipeline.layout import RunLayout
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
     """The text stages after the reader, in order, each writing drop rows under ``drops_dir``."""
+    from pipeline.stages.classify import ClassifyStage
+    from pipeline.stages.decontaminate import DecontaminateStage
     from pipeline.stages.extract import ExtractStage
     from pipeline.stages.language import LanguageStage
     from pipeline.stages.pii import PIIStage
@@ -32,6 +34,11 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
         steps.append(LanguageStage(stages_cfg.language, drops_dir=drops_dir))
     if stages_cfg.quality is not None:
         steps.append(QualityStage(stages_cfg.quality, drops_dir=drops_dir))
+    if stages_cfg.classify:
+        steps.append(ClassifyStage(stages_cfg.classify, drops_dir=drops_dir))
+    if stages_cfg.decontaminate is not None:
+        # before PII: redaction placeholders would break the eval passages' n-grams
+        steps.append(DecontaminateStage(stages_cfg.decontaminate, drops_dir=drops_dir))
     if stages_cfg.pii is not None:
         steps.append(PIIStage(stages_cfg.pii, drops_dir=drops_dir))
     return steps
@@ -171,7 +178,7 @@ def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
     return factory
 
 
-CURATION_STAGES = ("read", "extract", "language", "quality", "pii")
+CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "decontaminate", "pii")
 
 
 def input_files(reader: PipelineStep) -> int | None:

@@ -1,0 +1,92 @@
+"""Classify stage throughput: documents of ~2 KB per CPU-second, beside datatrove's FastTextClassifierFilter.
+
+A classifier is trained at run time (DCLM's recipe, ``pipeline.classify.model``) on text no one here wrote:
+pydoc's pages of stdlib modules (positives) against the Debian Reference (``debian-reference-en``, negatives;
+the Language Reference topics pydoc ships when it is not installed). Both steps then score the same ~2 KB
+documents with that model, in this process, one core.
+
+    python benchmarks/classify_bench.py [--docs 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pydoc
+import tempfile
+import warnings
+
+from _common import cpu_seconds  # also puts the repository on sys.path and turns telemetry off
+from decontam_bench import debian_reference, pack
+
+MODULES = [
+    "argparse", "asyncio", "collections", "csv", "datetime", "decimal", "email", "enum", "functools", "http",
+    "itertools", "json", "logging", "os", "pathlib", "re", "socket", "sqlite3", "string", "subprocess",
+    "tarfile", "textwrap", "threading", "typing", "unittest", "urllib", "uuid", "xml", "zipfile", "zlib",
+]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=20_000)
+    args = parser.parse_args()
+
+    from datatrove.data import Document
+
+    from pipeline.classify.data import flatten
+    from pipeline.classify.model import Hyperparameters, train_classifier
+    from pipeline.stages.classify import ClassifierConfig, ClassifyStage
+
+    warnings.simplefilter("ignore")
+    positives = pack([pydoc.render_doc(importlib.import_module(m), renderer=pydoc.plaintext) for m in MODULES])
+    negatives = debian_reference()
+    if not negatives:
+        from pydoc_data.topics import topics
+
+        negatives = pack(list(topics.values()))
+    print(f"{len(positives)} pydoc documents, {len(negatives)} negative documents of ~2 KB")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "pydoc.bin")
+        card = train_classifier(
+            [flatten(t) for t in positives[::2]],
+            [flatten(t) for t in negatives[::2]],
+            model,
+            label="pydoc",
+            params=Hyperparameters(epoch=50),
+        )
+        print(f"held-out F1 {card['heldout']['f1']}, ROC-AUC {card['heldout']['roc_auc']}")
+        pool = positives[1::2] + negatives[1::2]
+        docs = [pool[i % len(pool)] for i in range(args.docs)]
+        mean = sum(len(d.encode()) for d in docs) / len(docs)
+
+        stage = ClassifyStage([ClassifierConfig(name="pydoc", model=model, mode="threshold")])
+        stage.setup()
+        before = cpu_seconds()
+        dropped = 0
+        for start in range(0, len(docs), stage.batch_size):
+            batch = [Document(text=t, id="d") for t in docs[start : start + stage.batch_size]]
+            dropped += sum(v is not None for v in stage.process_batch(batch))
+        spent = cpu_seconds() - before
+        print(
+            f"tokenmill classify: {len(docs):,} docs (mean {mean:,.0f} bytes) in {spent:.2f} CPU-s = "
+            f"{len(docs) / spent:,.0f} docs/CPU-s; {dropped:,} dropped"
+        )
+        try:
+            from datatrove.pipeline.filters import FastTextClassifierFilter
+
+            block = FastTextClassifierFilter(model_url=model, keep_labels=[("pydoc", 0.5)])
+            _ = block.model
+            before = cpu_seconds()
+            dt_dropped = sum(1 for t in docs if not block.filter(Document(text=t, id="d")))
+            dt_spent = cpu_seconds() - before
+            print(
+                f"datatrove FastTextClassifierFilter: {len(docs):,} docs in {dt_spent:.2f} CPU-s = "
+                f"{len(docs) / dt_spent:,.0f} docs/CPU-s; {dt_dropped:,} dropped"
+            )
+        except Exception as error:  # noqa: BLE001 - the comparison is optional; say why it did not run
+            print(f"datatrove FastTextClassifierFilter: not run ({type(error).__name__}: {error})")
+
+
+if __name__ == "__main__":
+    main()
