@@ -467,20 +467,13 @@ def gopher_quality(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]
     if spaced <= 0 or spaced * 2 < len(words):
         doc.skip(_SKIP_AVG)
     elif cfg.min_avg_word_length is not None or cfg.max_avg_word_length is not None:
-        avg = (sum(map(len, words)) - unspaced_chars) / spaced
-        metrics["avg_word_length"] = round(avg, 3)
-        if cfg.min_avg_word_length is not None and avg < cfg.min_avg_word_length:
-            return "gopher_below_avg_threshold", avg
-        if cfg.max_avg_word_length is not None and avg > cfg.max_avg_word_length:
-            return "gopher_above_avg_threshold", avg
+        failure = _avg_length_failure((sum(map(len, words)) - unspaced_chars) / spaced, cfg, metrics)
+        if failure is not None:
+            return failure
 
-    if cfg.max_symbol_word_ratio is not None:
-        ratio = text.count("#") / n_words
-        if ratio > cfg.max_symbol_word_ratio:
-            return "gopher_too_many_hashes", ratio
-        ratio = (text.count("...") + text.count("…")) / n_words
-        if ratio > cfg.max_symbol_word_ratio:
-            return "gopher_too_many_ellipsis", ratio
+    failure = _symbol_failure(text, n_words, cfg)
+    if failure is not None:
+        return failure
 
     if cfg.max_bullet_lines_ratio is not None or cfg.max_ellipsis_lines_ratio is not None:
         lines = [line.strip() for line in text.splitlines()]
@@ -516,6 +509,28 @@ def gopher_quality(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]
     return None
 
 
+def _avg_length_failure(avg: float, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's mean-word-length bounds (both paths; they differ only in which words they average)."""
+    metrics["avg_word_length"] = round(avg, 3)
+    if cfg.min_avg_word_length is not None and avg < cfg.min_avg_word_length:
+        return "gopher_below_avg_threshold", avg
+    if cfg.max_avg_word_length is not None and avg > cfg.max_avg_word_length:
+        return "gopher_above_avg_threshold", avg
+    return None
+
+
+def _symbol_failure(text: str, n_words: int, cfg: GopherQualityConfig) -> Failure | None:
+    """Gopher's hash and ellipsis to word ratios (both paths; ``n_words`` is each path's word count)."""
+    if cfg.max_symbol_word_ratio is not None:
+        ratio = text.count("#") / n_words
+        if ratio > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_hashes", ratio
+        ratio = (text.count("...") + text.count("…")) / n_words
+        if ratio > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_ellipsis", ratio
+    return None
+
+
 def _gopher_quality_datatrove(doc: _Text, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
     """datatrove's ``GopherQualityFilter`` on spaCy-style tokens, plus the multilingual changes."""
     text, words = doc.text, doc.words
@@ -532,20 +547,13 @@ def _gopher_quality_datatrove(doc: _Text, cfg: GopherQualityConfig, metrics: dic
     if not (stats.spaced_words and stats.spaced_words * 2 >= n_non_symbol):
         doc.skip(_SKIP_AVG)
     else:
-        avg = stats.spaced_chars / stats.spaced_words
-        metrics["avg_word_length"] = round(avg, 3)
-        if cfg.min_avg_word_length is not None and avg < cfg.min_avg_word_length:
-            return "gopher_below_avg_threshold", avg
-        if cfg.max_avg_word_length is not None and avg > cfg.max_avg_word_length:
-            return "gopher_above_avg_threshold", avg
+        failure = _avg_length_failure(stats.spaced_chars / stats.spaced_words, cfg, metrics)
+        if failure is not None:
+            return failure
 
-    if cfg.max_symbol_word_ratio is not None:
-        ratio = text.count("#") / n_words
-        if ratio > cfg.max_symbol_word_ratio:
-            return "gopher_too_many_hashes", ratio
-        ratio = (text.count("...") + text.count("…")) / n_words
-        if ratio > cfg.max_symbol_word_ratio:
-            return "gopher_too_many_ellipsis", ratio
+    failure = _symbol_failure(text, n_words, cfg)
+    if failure is not None:
+        return failure
 
     lines = text.splitlines() or [""]
     if cfg.max_bullet_lines_ratio is not None:
