@@ -1,6 +1,6 @@
 """Word, line and paragraph splitting shared by the filter stages, aware of scripts written without spaces.
 
-Why hand-written (measured, DESIGN.md): datatrove's ``split_into_words`` runs a spaCy (or jieba, or nltk)
+Why hand-written (measured, docs/reference.md): datatrove's ``split_into_words`` runs a spaCy (or jieba, or nltk)
 tokenizer chosen for one fixed language per step; on 2 KB English pages that was ~80 % of the Gopher
 filters' CPU, and a regex splitter made the same keep/drop decisions 3.8x faster. tokenmill also needs
 one split that works for every document of a multilingual source, whatever ``metadata["language"]`` says.

@@ -1,6 +1,6 @@
 """The budget check (training/budget.py): parameter counts, FLOPs, Chinchilla sizes, verdicts, memory, report.
 
-Reference numbers come from DESIGN.md (Chinchilla Table 3, GPT-3, BloombergGPT, the H200 measurements).
+Reference numbers come from docs/reference.md (Chinchilla Table 3, GPT-3, BloombergGPT, the H200 measurements).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def test_flops_per_token_conventions_reproduce_design_mfu() -> None:
     assert palm == 6 * n + 12 * 12 * 768 * 2048
     assert flops_per_token(n, shape, 2048, "causal") == 6 * n + 6 * 12 * 768 * 2048
     assert flops_per_token(n, shape, 2048, "6n") == flops_per_token(n) == 6 * n
-    # DESIGN.md: 134M at 371k tok/s = 39 % and 1.10B at 58.6k tok/s = 45.7 % of 989 TFLOP/s
+    # docs/reference.md: 134M at 371k tok/s = 39 % and 1.10B at 58.6k tok/s = 45.7 % of 989 TFLOP/s
     assert round(palm * 371e3 / 989e12, 2) == 0.39
     one_b = load_shape("1b")
     assert round(flops_per_token(count_params(one_b).total, one_b, 2048) * 58.6e3 / 989e12, 3) == 0.457

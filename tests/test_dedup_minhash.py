@@ -134,7 +134,7 @@ def test_signature_estimates_jaccard() -> None:
     hasher = MinHasher(256, 1)
     estimate = (hasher.signature(shingle_hashes(a)[0]) == hasher.signature(shingle_hashes(b)[0])).mean()
     assert abs(estimate - true) < 0.1
-    assert 0.5 < true < 0.85  # the regime DESIGN.md describes for ~5 % word edits
+    assert 0.5 < true < 0.85  # the regime docs/reference.md describes for ~5 % word edits
 
 
 def test_huge_document_is_signed_in_chunks() -> None:

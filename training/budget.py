@@ -4,7 +4,7 @@ Pure Python (no torch): the CLI, the Prefect flow and the training gate all call
 
 Conventions, and why:
   * FLOPs per token = 6N + 12·L·H·Q·T (PaLM / nanoGPT; N = all parameters, H·Q = query width, T = sequence
-    length). This is the convention DESIGN.md's MFU figures use (134M at 371k tok/s = 39 % of 989 TFLOP/s).
+    length). This is the convention docs/reference.md's MFU figures use (134M at 371k tok/s = 39 % of 989 TFLOP/s).
     ``causal`` halves the attention term (a causal mask skips half the scores); ``6n`` drops it.
   * Compute-optimal sizes use C = 6·N·D as Chinchilla's Table 3 does. The default rule is D = 20·N, which
     reproduces every Table 3 row within 5 % (N = sqrt(C / 120)); the parametric fit (Epoch AI's refit by
@@ -14,7 +14,7 @@ Conventions, and why:
     Korthikanti et al.'s s·b·h·(34 + 5·a·s/h) is for a GPT block (GeLU 4h MLP, LayerNorm, dropout, eager
     attention); measured against ``saved_tensors_hooks`` on a Llama block (tests) it misses the SwiGLU width,
     the fp32 RMSNorm saves, autocast's per-consumer casts and the fp32 log-probabilities of the loss, and
-    predicts 46.6 GiB where 56.6 GiB was measured (DESIGN.md). So the activation terms below are written by
+    predicts 46.6 GiB where 56.6 GiB was measured (docs/reference.md). So the activation terms below are written by
     hand for the Llama block as transformers runs it (a measured gap), and ``korthikanti_bytes`` keeps the
     published formula for comparison. Flash/SDPA attention stores no s×s scores; eager attention does.
   * Tensor parallelism (``tp_size``): transformers' Llama ``tp_plan`` (Megatron's column/row split, Shoeybi et
@@ -43,7 +43,7 @@ TOKENS_PER_PARAM = 20.0  # the Chinchilla rule of thumb; reproduces Table 3 with
 OPTIMAL_BAND = 1.5  # compute-optimal when tokens/param lies within [20/1.5, 20·1.5]
 USEFUL_EPOCHS = 4.0  # Muennighoff et al. 2023: up to ~4 epochs repeated data is almost as good as fresh
 MAX_EPOCHS = 16.0  # … and beyond ~16 more compute buys (almost) nothing: check() blocks
-DEFAULT_MFU = 0.40  # DESIGN.md: 39-47 % with torch.compile on one H200; a plain loop reaches ~25-40 %
+DEFAULT_MFU = 0.40  # docs/reference.md: 39-47 % with torch.compile on one H200; a plain loop reaches ~25-40 %
 MEMORY_HEADROOM = 0.05  # kept free for the CUDA context and allocator fragmentation
 PF_DAY = 1e15 * 86400
 REPLAY_SHARE = (0.05, 0.25)  # Ibrahim et al. 2024: 5 % replay for a mild shift, up to 25 % for a strong one

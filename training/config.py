@@ -173,7 +173,7 @@ class TrainConfig(StrictModel):
         if self.branch_from is not None and self.init_from is not None:
             raise ValueError("branch_from continues a run's checkpoint; init_from starts from a model: choose one")
         if self.liger and self.compile:
-            raise ValueError("liger and compile together fail to compile (DESIGN.md); choose one")
+            raise ValueError("liger and compile together fail to compile (docs/reference.md); choose one")
         if self.tp_size > 1 and self.strategy == "fsdp":
             raise ValueError(
                 "tp_size > 1 with strategy fsdp: 2-D FSDP2 × TP (accelerate's dp_shard_size × tp_size) is not wired "

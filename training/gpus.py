@@ -38,7 +38,7 @@ GPUS: dict[str, GPU] = {
         GPU("H100-SXM", 989.4, 80, "SXM5, 700 W"),
         GPU("H100-PCIe", 756.0, 80),
         GPU("H100-NVL", 835.0, 94),
-        GPU("H200", 989.4, 141, "SXM; DESIGN.md measured ~800 TFLOP/s on dense bf16 matmuls"),
+        GPU("H200", 989.4, 141, "SXM; docs/reference.md measured ~800 TFLOP/s on dense bf16 matmuls"),
         GPU("B200", 2250.0, 180, "HGX B200, 1000 W"),
         GPU("L40S", 362.05, 48),
         GPU("L4", 121.0, 24),

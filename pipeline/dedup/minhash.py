@@ -1,7 +1,7 @@
 """Shingling, MinHash signatures (numpy, datasketch-compatible) and the exact-copy hash.
 
 Why numpy instead of calling datasketch per document: measured on the 2-core development machine
-(DESIGN.md, ``benchmarks/dedup_bench.py``), datasketch's per-shingle ``MinHash.update`` signs ~100–400
+(docs/reference.md, ``benchmarks/dedup_bench.py``), datasketch's per-shingle ``MinHash.update`` signs ~100–400
 two-KB documents per CPU-second and ``update_batch`` ~2.7k; the target is 5k incl. shingling. Two hand-written
 parts close that gap, and nothing else is re-implemented:
 

@@ -1,6 +1,6 @@
 """WARC and WET reader on fastwarc: every ``response``/``conversion`` record becomes a document.
 
-Why not datatrove's ``WarcReader``: it reads with warcio (2.3x slower than fastwarc, DESIGN.md), drops every
+Why not datatrove's ``WarcReader``: it reads with warcio (2.3x slower than fastwarc, docs/reference.md), drops every
 record that is not HTML/plain text — and, for records without ``WARC-Identified-Payload-Type``, whatever
 libmagic misjudges — without counting it, and drops undecodable pages. Here nothing is filtered: a response
 becomes a document with ``format="html"`` (HTML content type, or HTML-looking bytes when none is declared) or

@@ -36,7 +36,7 @@ HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
 
 class ExtractConfig(StrictModel):
     engine: Literal["resiliparse", "trafilatura"] = Field(
-        default="resiliparse", description="main-content extractor; trafilatura is ~20x slower (DESIGN.md)"
+        default="resiliparse", description="main-content extractor; trafilatura is ~20x slower (docs/reference.md)"
     )
     timeout_s: float = Field(default=5.0, gt=0, description="per-document extraction time limit")
     main_content: bool = Field(default=True, description="resiliparse: drop navigation, footers, boilerplate")
