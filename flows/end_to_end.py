@@ -214,6 +214,7 @@ def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
             funnel_markdown(results["curation"]),
             "tokenmill curation: documents read, kept and dropped per source and rule",
         )
+    publish_model_stage_artifacts(results.get("curation") or {}, publish)
     if results.get("dedup"):
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
@@ -234,6 +235,19 @@ def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
     train_report = layout.root / "train" / "train_report.md"
     if results.get("train") and train_report.exists():
         publish("training-summary", train_report.read_text(encoding="utf-8"), "tokenmill training: steps, loss, time")
+
+
+def publish_model_stage_artifacts(summary: dict[str, Any], publish) -> None:  # noqa: ANN001 - publish(key, md, text)
+    """The classify score summary and the contamination per eval set, rendered as report.md renders them
+    (``pipeline.report.classify_markdown`` / ``decontamination_markdown``); nothing when the stages are off."""
+    from pipeline.report import classify_markdown, decontamination_markdown
+
+    if summary.get("classify"):
+        description = "tokenmill classify: scores of the kept documents, drops and top_percent cutoffs per classifier"
+        publish("classify-scores", classify_markdown(summary["classify"]), description)
+    if summary.get("decontamination"):
+        description = "tokenmill decontaminate: documents dropped or cut, matches and top items per eval set"
+        publish("decontamination", decontamination_markdown(summary["decontamination"]), description)
 
 
 def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:

@@ -186,8 +186,8 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
             examples.append(redact_row(example))
     account.dropped = {stage: dict(rules) for stage, rules in dropped.items()}
     account.missing_text_fields = dict(fields.most_common(20))
-    deduped = layout.deduped(source)
-    account.kept_final = count_documents(deduped) if deduped.is_dir() else account.kept_curated
+    final = layout.final_documents(source)  # deduped/ or top_percent/ when a whole-run pass rewrote it
+    account.kept_final = count_documents(final) if final != layout.curated(source) else account.kept_curated
     return account
 
 

@@ -53,13 +53,19 @@ def build_source_pipeline(
 
     reader = build_reader(source, input_path)
     writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
-    return [
-        reader,
-        ReadLedger(),
-        *build_stages(recipe.stages_for(source), str(layout.dropped(source.name))),
-        writer,
-        KeptLedger(),
-    ]
+    stages = build_stages(recipe.stages_for(source), str(layout.dropped(source.name)))
+    prepare_run_indexes(stages, layout)
+    return [reader, ReadLedger(), *stages, writer, KeptLedger()]
+
+
+def prepare_run_indexes(stages: list[PipelineStep], layout: RunLayout) -> None:
+    """Build once, in this (parent) process, what every rank of every source would otherwise build itself:
+    the decontaminate stage's eval n-gram index (``DecontaminateStage.prepare_index``), into the run directory."""
+    from pipeline.stages.decontaminate import DecontaminateStage
+
+    for step in stages:
+        if isinstance(step, DecontaminateStage):
+            step.prepare_index(layout.stage_dir("decontaminate"))
 
 
 #: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.

@@ -5,8 +5,9 @@ stages:
   classify:
     - name: finance             # metadata classify.finance = P(positive)
       model: models/finance.bin
-      mode: threshold           # annotate | threshold | pareto
+      mode: threshold           # annotate | threshold | top_percent | pareto
       threshold: 0.5            # threshold
+      top_percent: 10           # top_percent: keep the run's top 10 % by score (a whole-run pass)
       alpha: 9                  # pareto
 ```
 
@@ -17,7 +18,10 @@ and its score, and later classifiers do not see it. ``pareto`` is GPT-3's sampli
 appendix A; NeMo Curator's ``pareto`` mode): a document is kept when ``np.random.pareto(alpha) > 1 - score``,
 so high scores are nearly always kept and low ones sometimes, which keeps some diversity; the draw is derived
 from a hash of ``seed`` and the document id instead of a random stream, so a rerun or a resumed rank keeps
-exactly the same documents. Its drops are ``<name>_pareto_sampled`` with the score.
+exactly the same documents. Its drops are ``<name>_pareto_sampled`` with the score. ``top_percent`` keeps
+every document here (scored, like ``annotate``); once every source is curated (and deduped), the whole-run pass
+``pipeline.classify.top_percent`` keeps the top ``top_percent`` % of the run's documents by that score and drops
+the rest with rule ``<name>_below_top_percent`` and their score.
 
 The stage runs after ``quality`` and before ``decontaminate`` and ``pii``, on the text the quality rules kept.
 
@@ -42,7 +46,7 @@ from pydantic import Field, field_validator
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 
-MODES = ("annotate", "threshold", "pareto")
+MODES = ("annotate", "threshold", "top_percent", "pareto")
 
 
 class ClassifierConfig(StrictModel):
@@ -50,8 +54,11 @@ class ClassifierConfig(StrictModel):
 
     name: str = Field(description="metadata key classify.<name>; drop rule <name>_below_threshold")
     model: str = Field(description="a fastText .bin (MODEL.json beside it names the labels)")
-    mode: Literal["annotate", "threshold", "pareto"] = "annotate"
+    mode: Literal["annotate", "threshold", "top_percent", "pareto"] = "annotate"
     threshold: float = Field(default=0.5, ge=0, le=1, description="threshold: drop below this P(positive)")
+    top_percent: float = Field(
+        default=10.0, gt=0, le=100, description="top_percent: keep this share (%) of the run's documents by score"
+    )
     alpha: float = Field(default=9.0, gt=0, description="pareto: the Pareto shape (GPT-3: 9)")
     seed: int = Field(default=0, description="pareto: seed of the per-document draw")
     label: str | None = Field(default=None, description="the positive label (default: from MODEL.json)")
