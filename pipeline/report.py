@@ -22,13 +22,15 @@ from pipeline.layout import RunLayout
 #: pipeline order (pipeline/curate.py); classify's top_percent pass runs after dedup but its drops carry stage
 #: classify, so they are counted there
 STAGE_ORDER = ["read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii", "dedup"]
+#: stages off by default: a funnel row only when they dropped something (a run without them shows no 0 rows)
+OPTIONAL_STAGES = frozenset({"classify", "toxicity", "decontaminate", "dedup"})
 MAX_DOCS_FOR_HISTOGRAMS = 200_000
 
 
 def funnel(account: SourceAccount) -> list[tuple[str, int]]:
     """Documents remaining after each stage, in pipeline order, starting with everything read."""
     extra_stages = sorted(set(account.dropped) - set(STAGE_ORDER))
-    stages = [s for s in STAGE_ORDER if s != "dedup" or "dedup" in account.dropped] + extra_stages
+    stages = [s for s in STAGE_ORDER if s not in OPTIONAL_STAGES or s in account.dropped] + extra_stages
     remaining = account.read
     rows = [("read", remaining)]
     for stage in stages:

@@ -181,6 +181,18 @@ def test_stage_order_lists_the_model_stages_in_pipeline_order():
 
     order = [s for s in STAGE_ORDER if s in ("quality", "classify", "toxicity", "decontaminate", "pii", "dedup")]
     assert order == ["quality", "classify", "toxicity", "decontaminate", "pii", "dedup"]
+    from pipeline.accounting import SourceAccount
+    from pipeline.report import funnel
+
+    account = SourceAccount(source="web", read=10)
+    account.dropped = {"pii": {"x": 1}, "decontaminate": {"contaminated_mmlu": 1}}
+    account.dropped["classify"] = {"q_below_top_percent": 2}
+    rows = funnel(account)
+    assert [r[0] for r in rows] == [
+        "read", "after read", "after extract", "after language", "after quality", "after classify",
+        "after decontaminate", "after pii",
+    ]  # fmt: skip
+    assert rows[-1] == ("after pii", 6)
 
 
 def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp_path, monkeypatch):

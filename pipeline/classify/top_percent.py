@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.base import Drop, drop_row
+from pipeline.config import RecipeError
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 
@@ -57,7 +58,7 @@ STAGE = "classify"
 DROPS_FOLDER = "top_percent"
 
 
-class TopPercentError(ValueError):
+class TopPercentError(RecipeError):
     """A recipe whose ``top_percent`` classifiers cannot be applied as written (e.g. two sources disagree)."""
 
 

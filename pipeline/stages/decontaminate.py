@@ -210,7 +210,7 @@ class Match:
 
 
 class EvalIndex:
-    """The eval windows, hashed once per rank (see module docstring).
+    """The eval windows, hashed once per run (``DecontaminateStage.prepare_index``; see module docstring).
 
     Two tables: every ``ngram``-word window of the items that long, and the first ``min_item_words`` words of
     each shorter item (whose whole length is then checked). Each is a Python ``set`` of hashes for the common
