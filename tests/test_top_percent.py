@@ -250,3 +250,52 @@ def test_top_percent_is_a_classify_mode(mode):
 
     assert mode in MODES
     assert ClassifierConfig(name="q", model="m.bin", mode=mode).top_percent == 10
+
+
+def test_flows_publish_the_report_tables_as_artifacts():
+    from flows.end_to_end import publish_model_stage_artifacts
+    from pipeline.report import classify_markdown, decontamination_markdown
+
+    summary = {
+        "classify": {
+            "classifiers": {
+                "q": {
+                    "mode": "top_percent",
+                    "kept_scored": 3,
+                    "kept_score_quantiles": {"p10": 0.7, "p50": 0.8, "p90": 0.9},
+                    "dropped": {"q_below_top_percent": 27},
+                    "top_percent": {
+                        "top_percent": 10,
+                        "scored": 30,
+                        "kept": 3,
+                        "dropped": 27,
+                        "cutoff": 0.7,
+                        "per_source": {"web": {"scored": 30, "kept": 3}},
+                    },
+                }
+            }
+        },
+        "decontamination": {
+            "eval_sets": {
+                "mmlu": {
+                    "items": 9,
+                    "indexed": 8,
+                    "documents_dropped": 2,
+                    "documents_cut": 0,
+                    "matches": 5,
+                    "top_items": [["q7", 2]],
+                }
+            }
+        },
+    }
+    published = {}
+    publish_model_stage_artifacts(summary, lambda key, md, text: published.setdefault(key, md))
+    assert published == {
+        "classify-scores": classify_markdown(summary["classify"]),
+        "decontamination": decontamination_markdown(summary["decontamination"]),
+    }
+    assert "| q | 10 | 30 | 3 | 27 | 0.7000 | web 3/30 |" in published["classify-scores"]
+    assert "| mmlu | 9 | 8 | 2 | 0 | 5 | `q7` 2 |" in published["decontamination"]
+    published.clear()
+    publish_model_stage_artifacts({"sources": []}, lambda key, md, text: published.setdefault(key, md))
+    assert published == {}  # the stages are off: no artifact
