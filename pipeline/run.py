@@ -90,6 +90,10 @@ def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
     first removes what earlier runs wrote there (and refuses a non-empty folder that is not a run
     directory: ``RunLayout.clear``).
     """
+    from pipeline.classify.top_percent import clear_outputs as clear_top_percent_outputs
+    from pipeline.classify.top_percent import top_percent_rules
+
+    cuts = top_percent_rules(recipe)  # a contradictory recipe fails here, before anything is written
     layout = RunLayout.at(recipe.output_dir)
     if overwrite:
         layout.clear()
@@ -97,11 +101,8 @@ def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
         # an earlier recipe in this folder may have deduped: its deduped/ and dropped/*/dedup/ rows describe
         # documents this recipe keeps, and the accounts would no longer balance
         clear_dedup_outputs(str(layout.root))
-    if not overwrite:
-        from pipeline.classify.top_percent import clear_outputs, top_percent_rules
-
-        if not top_percent_rules(recipe):  # the same for an earlier recipe's top_percent pass
-            clear_outputs(layout)
+    if not overwrite and not cuts:  # the same for an earlier recipe's top_percent pass
+        clear_top_percent_outputs(layout)
     layout.root.mkdir(parents=True, exist_ok=True)
     dump_recipe(recipe, layout.config)
     return layout

@@ -299,3 +299,22 @@ def test_flows_publish_the_report_tables_as_artifacts():
     published.clear()
     publish_model_stage_artifacts({"sources": []}, lambda key, md, text: published.setdefault(key, md))
     assert published == {}  # the stages are off: no artifact
+
+
+def test_one_name_with_two_cuts_is_a_recipe_error_before_anything_is_written(tmp_path):
+    from pipeline.config import RecipeError
+    from pipeline.run import prepare_run_dir
+
+    cut = {"name": "q", "model": "m.bin", "mode": "top_percent", "top_percent": 10}
+    data = {
+        "name": "two",
+        "output_dir": str(tmp_path / "run"),
+        "sources": [
+            {"name": "a", "kind": "folder", "path": str(tmp_path)},
+            {"name": "b", "kind": "folder", "path": str(tmp_path), "stages": {"classify": [{**cut, "top_percent": 5}]}},
+        ],
+        "stages": {"classify": [cut]},
+    }
+    with pytest.raises(RecipeError, match="classifier q: top_percent 10 and 5 "):
+        prepare_run_dir(load_recipe(write_recipe(tmp_path, data)))
+    assert not (tmp_path / "run").exists()
