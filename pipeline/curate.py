@@ -223,14 +223,19 @@ def curation_fingerprint(
     follows from the recipe and the input listing (both in the fingerprint), so a rerun of an unchanged
     input resumes.
     """
-    return digest(
-        "curate",
+    parts = [
         source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}),
         recipe.stages_for(source).model_dump(mode="json"),
         tasks or recipe.executor.tasks,
         input_listing(input_path or source.path),
         code_version("pipeline"),
-    )
+    ]
+    decontaminate = recipe.stages_for(source).decontaminate
+    if decontaminate is not None:  # an eval set edited in place (same path) must re-curate, not resume
+        from pipeline.stages.decontaminate import index_fingerprint
+
+        parts.append(index_fingerprint(decontaminate))
+    return digest("curate", *parts)
 
 
 def clear_source_outputs(layout: RunLayout, source: str) -> None:

@@ -242,6 +242,13 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
     assert "## Decontamination" in report and f"`{item}` 2" in report
     curate_run(load_recipe(write_recipe(tmp_path, data)))  # a resumed run reuses the file
     assert len(built) == 1
+    from pipeline.curate import curation_fingerprint
+
+    recipe = load_recipe(write_recipe(tmp_path, data))
+    before = curation_fingerprint(recipe, recipe.sources[0])
+    with eval_path.open("a", encoding="utf-8") as handle:  # the eval set edited in place: same path, new item
+        handle.write(json.dumps({"id": "new", "text": clean[0][:400]}) + "\n")
+    assert curation_fingerprint(recipe, recipe.sources[0]) != before  # re-curated, not resumed
 
 
 @pytest.mark.parametrize("mode", ["top_percent"])

@@ -333,7 +333,9 @@ def index_fingerprint(config: DecontaminateConfig) -> str:
     settings, and this module's code (a change to the hashing makes a new file)."""
     parts: list[Any] = [config.ngram, config.min_item_words, hashlib.sha256(Path(__file__).read_bytes()).hexdigest()]
     for eval_set in config.sets():
-        content = hashlib.sha256(Path(eval_set.path).read_bytes()).hexdigest()
+        path = Path(eval_set.path)
+        # a missing file: the stage names it when it starts (EvalSetError); the fingerprint need not fail first
+        content = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
         parts.append([eval_set.set_name(), eval_set.fields, eval_set.id_field, Path(eval_set.path).name, content])
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:20]
 
@@ -397,14 +399,16 @@ class DecontaminateStage(AccountedStep):
         return path
 
     def setup(self) -> None:
-        if self._index is None and self.index_path is not None and os.path.isfile(self.index_path):
+        if self._index is not None:
+            return
+        if self.index_path is not None and os.path.isfile(self.index_path):
             with open(self.index_path, "rb") as handle:
                 self._index = pickle.load(handle)  # noqa: S301 - written by prepare_index of this same run
-        if self._index is None:
+        else:
             self._index = EvalIndex(self.config)
-            for name, counts in self._index.stats.items():
-                for key, value in counts.items():
-                    self.stat_update(f"eval_{name}_{key}", value=value)
+        for name, counts in self._index.stats.items():
+            for key, value in counts.items():
+                self.stat_update(f"eval_{name}_{key}", value=value)
 
     @property
     def index(self) -> EvalIndex:
