@@ -242,6 +242,12 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
     assert "## Decontamination" in report and f"`{item}` 2" in report
     curate_run(load_recipe(write_recipe(tmp_path, data)))  # a resumed run reuses the file
     assert len(built) == 1
+    data["stages"]["decontaminate"]["mode"] = "cut"  # cut: the leaks are kept without the passage, and counted
+    _, summary, _ = curate_run(load_recipe(write_recipe(tmp_path, data)))
+    entry = summary["decontamination"]["eval_sets"]["topics"]
+    assert (entry["documents_dropped"], entry["documents_cut"]) == (0, 2) and entry["top_items"][0] == [item, 2]
+    assert entry["matches"] >= 2 and len(built) == 1  # the index does not depend on the mode: the same file
+
     from pipeline.curate import curation_fingerprint
 
     recipe = load_recipe(write_recipe(tmp_path, data))
