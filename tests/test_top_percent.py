@@ -4,6 +4,7 @@ pydoc ships (positives) vs stdlib source code (negatives), as in tests/test_clas
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import os
@@ -331,3 +332,50 @@ def test_one_name_with_two_cuts_is_a_recipe_error_before_anything_is_written(tmp
     with pytest.raises(RecipeError, match="classifier q: top_percent 10 and 5 "):
         prepare_run_dir(load_recipe(write_recipe(tmp_path, data)))
     assert not (tmp_path / "run").exists()
+
+
+def test_the_pipeline_flow_runs_the_pass_and_publishes_the_classify_artifact(
+    model,  # noqa: F811
+    tmp_path,
+    prefect_harness,
+):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+
+    from flows.end_to_end import pipeline
+
+    path, prose, code = model
+    for name, texts in (("prose", prose[:6]), ("code", code[:6])):
+        (tmp_path / name).mkdir()
+        for i, text in enumerate(texts):
+            (tmp_path / name / f"{name}{i}.txt").write_text(text, encoding="utf-8")
+    data = {
+        "name": "flowtp",
+        "output_dir": str(tmp_path / "run"),
+        "sources": [{"name": n, "kind": "folder", "path": str(tmp_path / n)} for n in ("prose", "code")],
+        "executor": {"kind": "local", "tasks": 1, "workers": 1},
+        "stages": {
+            "language": None,
+            "quality": None,
+            "pii": None,
+            "classify": [{"name": "ref", "model": str(path), "mode": "top_percent", "top_percent": 50}],
+            "dedup": {"threshold": 0.8},
+        },
+    }
+    with temporary_settings(updates={PREFECT_LOCAL_STORAGE_PATH: str(tmp_path / "results")}):
+        result = pipeline(str(write_recipe(tmp_path, data)))
+    curation = result["curation"]
+    kept = sum(s["kept_final"] for s in curation["sources"])
+    cut = curation["classify"]["classifiers"]["ref"]["top_percent"]
+    assert kept == cut["kept"] == keep_count(cut["scored"], 50) and cut["scored"] >= 10
+    assert all(s["balanced"] for s in curation["sources"])
+
+    async def artifact() -> str:
+        async with get_client() as client:
+            found = await client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["classify-scores"])), limit=1
+            )
+            return found[0].data if found else ""
+
+    assert "ref_below_top_percent" in asyncio.run(artifact())
