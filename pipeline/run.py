@@ -79,7 +79,8 @@ def preflight_sources(recipe: Recipe) -> None:
     from pipeline.readers import build_reader
 
     for source in recipe.sources:
-        build_reader(source)
+        if not source.routed:  # a routed source reads nothing
+            build_reader(source)
 
 
 def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:

@@ -108,9 +108,13 @@ def test_missing_model_and_duplicate_names_are_clear_errors(model, tmp_path):
     recipe.write_text(yaml.safe_dump(data))
     with pytest.raises(RecipeError, match="classifier names must be unique"):
         load_recipe(recipe)
-    data["stages"]["classify"] = [{"name": "a", "model": str(path), "mode": "route"}]
+    data["stages"]["classify"] = [{"name": "a", "model": str(path), "mode": "bogus"}]
     recipe.write_text(yaml.safe_dump(data))
     with pytest.raises(RecipeError, match=r"stages\.classify\.0\.mode"):
+        load_recipe(recipe)
+    data["stages"]["classify"] = [{"name": "a", "model": str(path), "mode": "route"}]  # route needs route_to
+    recipe.write_text(yaml.safe_dump(data))
+    with pytest.raises(RecipeError, match=r"stages\.classify\.0: .*mode 'route' needs route_to"):
         load_recipe(recipe)
 
 
