@@ -95,6 +95,15 @@ class RouteWriter(JsonlWriter):
                 self.stat_update(STAT_ROUTED, f"{STAT_ROUTED_TO}{target}")
 
 
+def routed_tokens(manifest: dict) -> dict[str, dict[str, int]]:
+    """origin → target → tokens (train + held out) routed, from a shards manifest's ``sources.<target>.routed_from``."""
+    found: dict[str, dict[str, int]] = {}
+    for target, entry in sorted((manifest.get("sources") or {}).items()):
+        for origin, counts in sorted((entry.get(ROUTED_FROM) or {}).items()):
+            found.setdefault(origin, {})[target] = int(counts["tokens"])
+    return found
+
+
 __all__ = [
     "ROUTED_FROM",
     "ROUTED_PREFIX",
@@ -102,4 +111,5 @@ __all__ = [
     "clear_routed_from",
     "routed_folder",
     "routed_in_folders",
+    "routed_tokens",
 ]

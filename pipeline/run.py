@@ -111,7 +111,7 @@ def account_all(recipe: Recipe, layout: RunLayout) -> list[SourceAccount]:
 
 def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
-    from pipeline.report import curation_section, write_report
+    from pipeline.report import curation_section, routed_section, write_report
 
     section_md, section_json = curation_section(
         layout,
@@ -119,7 +119,11 @@ def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
         recipe.report.warn_drop_share,
         {s.name: s.options.text_key for s in recipe.sources},
     )
-    write_report(layout, recipe.name, {"curation": (section_md, section_json)})
+    sections = {"curation": (section_md, section_json)}
+    routed = routed_section(section_json["sources"])  # None unless a classifier routes (mode: route)
+    if routed is not None:
+        sections["routed"] = routed
+    write_report(layout, recipe.name, sections)
     return section_json
 
 
