@@ -234,6 +234,8 @@ def curation_fingerprint(
         tasks or recipe.executor.tasks,
         input_listing(input_path or source.path),
         code_version("pipeline"),
+        # a retrained classifier at the same path decides differently (what is kept, dropped or routed)
+        *[input_listing(c.model) for c in recipe.stages_for(source).classify or []],
     )
 
 

@@ -281,3 +281,31 @@ def test_sigkill_of_a_routed_run_then_rerun_equals_uninterrupted(tmp_path: Path,
     strip = lambda accounts: {n: {k: v for k, v in a.to_json().items() if k != "examples"} for n, a in accounts.items()}  # noqa: E731
     assert strip(killed_accounts) == strip(clean_accounts)
     assert clean_accounts["web"].routed_total > 0
+
+
+def test_domain_mining_recipe_loads_and_builds(tmp_path: Path, corpus) -> None:
+    """configs/domain-mining.yaml: a 51 % / 49 % mix, the crawl routed by a classifier into finance-mined,
+    decontamination on; with a real model and eval file in place every stage builds in order."""
+    from pipeline.curate import build_stages
+    from pipeline.run import source_mix
+
+    recipe = load_recipe(REPO / "configs" / "domain-mining.yaml")
+    by_name = {s.name: s for s in recipe.sources}
+    assert by_name["finance-mined"].routed and by_name["finance-mined"].path is None
+    mix = source_mix(recipe)
+    assert sum(m["weight"] for m in mix.values()) == pytest.approx(1.0)
+    assert mix["finance"]["weight"] + mix["finance-mined"]["weight"] == pytest.approx(0.51)
+    assert recipe.route_targets(by_name["web"]) == ["finance-mined"]
+    assert recipe.route_targets(by_name["finance"]) == []  # the team's folder is not classified
+    assert recipe.stages.decontaminate is not None and recipe.stages.dedup is not None
+    finance_quality = recipe.stages_for(by_name["finance"]).quality
+    assert finance_quality.c4 is None and finance_quality.fineweb is None  # kept whole
+
+    data = yaml.safe_load((REPO / "configs" / "domain-mining.yaml").read_text())
+    evals = tmp_path / "benchmark.jsonl"
+    evals.write_text(json.dumps({"text": "what is the capital of a country with thirteen words in it"}) + "\n")
+    data["stages"]["decontaminate"]["eval_sets"] = [str(evals)]
+    data["sources"][1]["stages"]["classify"][0]["model"] = str(corpus[0])
+    built = load(tmp_path, data)
+    names = [type(s).__name__ for s in build_stages(built.stages_for(built.sources[1]), str(tmp_path / "d"))]
+    assert names.index("ClassifyStage") < names.index("DecontaminateStage") < names.index("PIIStage")
