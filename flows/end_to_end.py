@@ -130,6 +130,12 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     layout = RunLayout.at(recipe.output_dir)
     options = plan_options(recipe)
     the_plan = plan_from_options(options)
+    if options.manifest and Path(options.manifest).is_file():  # the data section says what was mined (mode route)
+        from pipeline.routing import routed_tokens
+
+        routed = routed_tokens(json.loads(Path(options.manifest).read_text(encoding="utf-8")))
+        if routed:
+            the_plan.data["routed_tokens"] = routed
     problems = check(the_plan, min_tokens=options.min_tokens)
     write_report(the_plan, layout.root)
     if problems and not force:
@@ -167,7 +173,7 @@ def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
 @task(name="report")
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report and the one funnel: raw records → documents → tokens → steps."""
-    from pipeline.report import add_section, demote_headings, rebase_images
+    from pipeline.report import add_section, demote_headings, rebase_images, routed_section
 
     layout = RunLayout.at(recipe.output_dir)
     if results.get("dedup"):
@@ -176,6 +182,9 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(results["dedup"])), results["dedup"])
     if results.get("tokenize"):
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
+        routed = routed_section((results.get("curation") or {}).get("sources") or [], results["tokenize"])
+        if routed is not None:  # classify mode route: the tokens each crawl contributed to each domain source
+            add_section(layout, "routed", *routed)
     if results.get("plan"):
         plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
         # plan.md's "# Training plan: …" becomes this section's "## …", its sections "### …"

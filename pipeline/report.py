@@ -45,7 +45,7 @@ def kept_document_stats(folders: list[Path]) -> dict[str, Any]:
     lengths: list[int] = []
     seen = 0
     for folder in folders:
-        for path in sorted(folder.glob("*.jsonl.gz")):
+        for path in sorted(folder.glob("**/*.jsonl.gz")):  # with routed-from-<origin>/ folders
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if seen >= MAX_DOCS_FOR_HISTOGRAMS:
@@ -546,3 +546,59 @@ def decontamination_markdown(summary: dict[str, Any]) -> str:
 
 def _num(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "—"
+
+
+def routed_section(
+    accounts: list[dict[str, Any]], manifest: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The "Routed" section (classify ``mode: route``): per crawl, the documents and tokens it contributed to each
+    domain source; ``None`` when nothing is routed in this run.
+
+    ``accounts``: the curation section's ``sources`` (``SourceAccount.to_json``); documents are those routed
+    (counted at curation, before dedup). ``manifest``: the shards manifest, whose
+    ``sources.<target>.routed_from.<origin>`` gives the documents and tokens that reached tokenize (after dedup).
+    """
+    rows = []
+    by_name = {a["source"]: a for a in accounts}
+    for origin in accounts:
+        for target, routed in sorted((origin.get("routed") or {}).items()):
+            entry: dict[str, Any] = {
+                "origin": origin["source"],
+                "target": target,
+                "read": origin["read"],
+                "routed": routed,
+                "share_of_read": round(routed / origin["read"], 6) if origin["read"] else 0.0,
+                "target_kept": (by_name.get(target) or {}).get("kept_final"),
+            }
+            tokenized = ((manifest or {}).get("sources", {}).get(target, {}).get("routed_from") or {}).get(
+                origin["source"]
+            )
+            if tokenized is not None:
+                entry["tokenized_documents"] = tokenized["documents"]
+                entry["tokens"] = tokenized["tokens"]
+            rows.append(entry)
+    if not rows:
+        return None
+    with_tokens = manifest is not None
+    lines = [
+        "## Routed" + (" (tokens)" if with_tokens else ""),
+        "",
+        "Documents a crawl's classifier routed into a domain source (classify `mode: route`): they passed the crawl's"
+        " own stages and count as the target's documents from then on (its dedup priority, mix weight and held-out"
+        " split); the crawl's account is read = kept + routed + dropped.",
+        "",
+    ]
+    if with_tokens:
+        lines += [
+            "| crawl | into | routed | % of read | documents tokenized | tokens (train + held out) |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['origin']} | {r['target']} | {r['routed']:,} | {pct(r['routed'], r['read'])} |"
+            f" {r.get('tokenized_documents', 0):,} | {r.get('tokens', 0):,} |"
+            for r in rows
+        ]
+    else:
+        lines += ["| crawl | into | routed | % of read |", "|---|---|---:|---:|"]
+        lines += [f"| {r['origin']} | {r['target']} | {r['routed']:,} | {pct(r['routed'], r['read'])} |" for r in rows]
+    return "\n".join(lines) + "\n", {"rows": rows}

@@ -79,7 +79,8 @@ def preflight_sources(recipe: Recipe) -> None:
     from pipeline.readers import build_reader
 
     for source in recipe.sources:
-        build_reader(source)
+        if not source.routed:  # a routed source reads nothing
+            build_reader(source)
 
 
 def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
@@ -128,7 +129,7 @@ def run_whole_run_passes(recipe: Recipe, layout: RunLayout) -> dict[str, Any] | 
 
 def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
-    from pipeline.report import curation_section, write_report
+    from pipeline.report import curation_section, routed_section, write_report
 
     top_percent = run_whole_run_passes(recipe, layout)
     accounts = account_all(recipe, layout)
@@ -138,8 +139,12 @@ def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
         recipe.report.warn_drop_share,
         {s.name: s.options.text_key for s in recipe.sources},
     )
+    sections = {"curation": (section_md, section_json)}
+    routed = routed_section(section_json["sources"])  # None unless a classifier routes (mode: route)
+    if routed is not None:
+        sections["routed"] = routed
     stage_sections = model_stage_sections(recipe, layout, accounts, top_percent)
-    write_report(layout, recipe.name, {"curation": (section_md, section_json), **stage_sections})
+    write_report(layout, recipe.name, {**sections, **stage_sections})
     # the flows publish these sections as artifacts (pipeline.report's renderers) from the summary they get back
     return {**section_json, **{name: payload for name, (_, payload) in stage_sections.items()}}
 

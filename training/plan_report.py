@@ -138,6 +138,12 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
             f"{' — data-limited' if plan.data_limited else ''}.",
             "",
         ]
+        routed = plan.data.get("routed_tokens") or {}  # origin -> target -> tokens (classify mode route)
+        if routed:
+            mined = [
+                f"{human(n)} from {o} into {t}" for o, targets in sorted(routed.items()) for t, n in targets.items()
+            ]
+            lines += [f"Of these, mined from crawls by a classifier (routed): {'; '.join(mined)}.", ""]
     if plan.domain:
         d = plan.domain
         lines += [

@@ -138,9 +138,12 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
         return None
     stage_dir = layout.stage_dir("top_percent")
     files: list[tuple[str, Path]] = []
+    names: list[str] = []  # each file's output name: curated/<target>/routed-from-<origin>/ files flattened
     for source in recipe.sources:
         folder = _input_folder(layout, source.name)
-        files += [(source.name, p) for p in sorted(folder.glob("*.jsonl.gz"))] if folder.is_dir() else []
+        found = sorted(folder.glob("**/*.jsonl.gz")) if folder.is_dir() else []
+        files += [(source.name, p) for p in found]
+        names += [p.relative_to(folder).as_posix().replace("/", "--") for p in found]
     listing = [(s, p.parent.name, p.name, p.stat().st_size, p.stat().st_mtime_ns) for s, p in files]
     fingerprint = digest("top_percent", [(r.name, r.top_percent) for r in rules], listing)
     if read_fingerprint(stage_dir / "plan.json") != fingerprint:
@@ -198,11 +201,11 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
         count = counts[number]
         mine = verdict[position : position + count]
         position += count
-        marker = stage_dir / "done" / source / f"{path.name}.json"
+        marker = stage_dir / "done" / source / f"{names[number]}.json"
         if marker.exists():
             continue
-        out = layout.root / "top_percent" / source / path.name
-        drops = layout.dropped(source) / DROPS_FOLDER / path.name
+        out = layout.root / "top_percent" / source / names[number]
+        drops = layout.dropped(source) / DROPS_FOLDER / names[number]
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = out.with_name(out.name + ".tmp")
         if not (mine >= 0).any():
