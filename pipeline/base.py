@@ -19,6 +19,8 @@ from typing import IO, Any, ClassVar
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from pipeline.redact import PIIRedactor, redact_url
+
 SNIPPET_CHARS = 300
 
 
@@ -49,8 +51,6 @@ def default_redactor():
     for people reading why a document went, never training data, so they are always redacted in full."""
     global _default_redactor
     if _default_redactor is None:
-        from pipeline.stages.pii import PIIRedactor
-
         _default_redactor = PIIRedactor()
     return _default_redactor
 
@@ -133,8 +133,6 @@ def redact_row(row: dict[str, Any], redactor=None) -> dict[str, Any]:
     ``redact_url``, ``snippet`` cut after redaction (``redacted_snippet``), every other string -- also inside
     lists and dicts -- through ``redact_fields``. ``ROW_KEYS_NOT_TEXT`` are kept as they are: the id is how a
     drop is traced back to its input. Idempotent: a redacted row comes back unchanged."""
-    from pipeline.stages.pii import redact_url
-
     redactor = redactor or default_redactor()
     out: dict[str, Any] = {}
     for key, value in row.items():

@@ -77,8 +77,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pipeline.sample import grammar, junk, text_en
-from pipeline.sample import pii as P
+import pipeline.sample.grammar as grammar
+import pipeline.sample.junk as junk
+import pipeline.sample.pii as P
+import pipeline.sample.text_en as text_en
 from pipeline.sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
 from pipeline.sample.domain import DomainDoc, build_domain, write_domain
 from pipeline.sample.layouts import LAYOUTS, render_page, site_name
