@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.signatures import SNIPPET_CHARS, rank_paths
@@ -391,11 +392,10 @@ def run_clustering(
     bounds = np.searchsorted(rows_sorted, offsets)  # decisions of rank r: rows_sorted[bounds[r]:bounds[r + 1]]
     for rank in range(world_size):
         path = os.path.join(out_dir, "decisions", f"{rank:05d}.jsonl.gz")
-        with gzip.open(path + ".tmp", "wt", encoding="utf-8", compresslevel=3) as handle:
+        with atomic_open(path, "wt", opener=gzip.open, compresslevel=3) as handle:
             for row in rows_sorted[bounds[rank] : bounds[rank + 1]].tolist():
                 record = {"position": row - int(offsets[rank]), "id": ids[row], **decisions[row]}
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        os.replace(path + ".tmp", path)
     np.save(os.path.join(out_dir, "keep.npy"), keep)
 
     # counts the filter stage must reproduce (checked there)
@@ -491,10 +491,7 @@ def run_clustering(
             "cpu": round(time.process_time() - cpu_started, 3),
         },
     }
-    tmp = os.path.join(out_dir, "summary.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, ensure_ascii=False, indent=1)
-    os.replace(tmp, os.path.join(out_dir, "summary.json"))
+    write_json_atomic(os.path.join(out_dir, "summary.json"), summary, ensure_ascii=False, indent=1)
     return summary
 
 

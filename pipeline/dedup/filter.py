@@ -19,6 +19,7 @@ import os
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from pipeline.atomic import write_json_atomic
 from pipeline.base import Drop, DropWriter, drop_row
 
 STAGE = "dedup"
@@ -100,6 +101,4 @@ class DedupFilterStep(PipelineStep):
             )
         os.makedirs(self.counts_dir, exist_ok=True)
         path = os.path.join(self.counts_dir, f"{rank:05d}.json")
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(counts, handle)
-        os.replace(path + ".tmp", path)
+        write_json_atomic(path, counts)

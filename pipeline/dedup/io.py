@@ -18,6 +18,8 @@ from datatrove.data import Document
 from datatrove.pipeline.readers.jsonl import JsonlReader
 from datatrove.pipeline.readers.parquet import ParquetReader
 
+from pipeline.atomic import write_text_atomic
+
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".jsonl.zstd", ".ndjson")
 PARQUET_SUFFIXES = (".parquet",)
 
@@ -201,8 +203,8 @@ class DedupInput:
         listed = self.list_files()
         os.makedirs(inputs_dir, exist_ok=True)
         for fmt, names in listed.items():
-            _write_atomic(os.path.join(inputs_dir, f"{fmt}.txt"), "".join(n + "\n" for n in names))
-        _write_atomic(os.path.join(inputs_dir, "done"), "")
+            write_text_atomic(os.path.join(inputs_dir, f"{fmt}.txt"), "".join(n + "\n" for n in names))
+        write_text_atomic(os.path.join(inputs_dir, "done"), "")
         return listed
 
     def readers(self, stage_dir: str) -> list:
@@ -220,10 +222,3 @@ class DedupInput:
             if os.path.exists(paths_file):
                 steps.append(cls(self.folder, paths_file=paths_file, **kwargs))
         return steps
-
-
-def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)

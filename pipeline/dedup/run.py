@@ -26,6 +26,7 @@ from typing import Any
 
 from datatrove.pipeline.base import PipelineStep
 
+from pipeline.atomic import write_json_atomic
 from pipeline.dedup.cluster import DedupStateError
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.io import DedupInput
@@ -164,9 +165,7 @@ def plan_dedup(
         "file_stats": _file_stats(source.folder, files),
     }
     os.makedirs(stage_dir, exist_ok=True)
-    with open(plan_path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=1)
-    os.replace(plan_path + ".tmp", plan_path)
+    write_json_atomic(plan_path, record, indent=1)
     return DedupPlan(output_dir, stage_dir, chosen, run_name, record["input"], n_files, run_id)
 
 
@@ -453,9 +452,7 @@ def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
 
 def _save(plan: DedupPlan, result: DedupResult) -> None:
     path = plan.path("result.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(result.to_dict(), handle, ensure_ascii=False, indent=1)
-    os.replace(path + ".tmp", path)
+    write_json_atomic(path, result.to_dict(), ensure_ascii=False, indent=1)
 
 
 def _execute(

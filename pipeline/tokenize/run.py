@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import shutil
 import time
 from collections import Counter
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.atomic import write_json_atomic
 from pipeline.tokenize.config import SourceMix, TokenizeConfig
 from pipeline.tokenize.format import (
     HELDOUT_DIR,
@@ -467,6 +467,4 @@ def _config_hash(config: TokenizeConfig, mix: Mapping[str, SourceMix]) -> str:
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    write_json_atomic(path, payload, end="\n", indent=2, ensure_ascii=False)
