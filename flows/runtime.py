@@ -9,8 +9,18 @@ import urllib.error
 import urllib.request
 
 from rich.console import Console
+from rich.markup import escape
+
+from pipeline.errors import TokenmillError
 
 console = Console(stderr=True)
+
+
+def print_error(message: str) -> None:
+    """The one way a command reports a user error: ``error: <message>`` on stderr (``error:`` in red on a
+    terminal). The message is printed as written: no markup, no emoji codes, and no wrapping, so a path or a
+    key stays on one line and can be copied."""
+    console.print("[red]error:[/] " + escape(message), highlight=False, soft_wrap=True, emoji=False)
 
 
 def _server_answers(api_url: str, timeout_s: float = 2.0) -> bool:
@@ -149,7 +159,7 @@ def ensure_prefect_backend() -> str:
 EMBEDDED_START_S = 60
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(TokenmillError, RuntimeError):
     """The embedded Prefect server did not start; the message says what to do instead."""
 
 

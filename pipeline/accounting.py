@@ -20,6 +20,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.base import redact_row
+from pipeline.errors import TokenmillError
 from pipeline.layout import RunLayout
 
 EXAMPLES_PER_RULE = 3
@@ -50,7 +51,7 @@ class KeptLedger(PipelineStep):
             yield doc
 
 
-class AccountingError(RuntimeError):
+class AccountingError(TokenmillError, RuntimeError):
     """``read != kept + dropped`` for some source: a document went missing."""
 
 

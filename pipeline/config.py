@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
+from pipeline.errors import TokenmillError
 from pipeline.layout import RUN_HEADER
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
@@ -250,7 +251,7 @@ def _deep_merge(base: Any, override: Any) -> Any:
     return override
 
 
-class RecipeError(ValueError):
+class RecipeError(TokenmillError, ValueError):
     """A recipe that cannot be used; the message names the file and each offending field."""
 
 

@@ -53,12 +53,13 @@ from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.signatures import SNIPPET_CHARS, rank_paths
+from pipeline.errors import TokenmillError
 
 _U64 = np.uint64
 VERIFY_CHUNK = 8192  # candidate pairs compared at once: 2 × 8192 signatures in memory (memory.py constant)
 
 
-class DedupStateError(RuntimeError):
+class DedupStateError(TokenmillError, RuntimeError):
     """Intermediate files of the dedup stage are missing or were made with other settings."""
 
 

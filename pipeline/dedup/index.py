@@ -41,13 +41,14 @@ import numpy as np
 
 from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup.config import IndexConfig
+from pipeline.errors import TokenmillError
 
 INDEX_FORMAT = "tokenmill-dedup-index"
 INDEX_VERSION = 1
 MANIFEST = "index.json"
 
 
-class DedupIndexError(RuntimeError):
+class DedupIndexError(TokenmillError, RuntimeError):
     """The index cannot be used; the message names the file (or server) and how to recover."""
 
 

@@ -31,13 +31,15 @@ from typing import IO, Any
 
 from datatrove.data import Document
 
+from pipeline.errors import TokenmillError
+
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
 HTML_MIME_TYPES = ("text/html", "application/xhtml+xml")
 CHUNK = 1 << 20
 DETAIL_CHARS = 300
 
 
-class InputError(ValueError):
+class InputError(TokenmillError, ValueError):
     """A source that cannot be read at all: a missing path, or a folder/glob without readable files."""
 
 

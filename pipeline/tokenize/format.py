@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.atomic import atomic_open
+from pipeline.errors import TokenmillError
 
 INDEX_SUFFIX = ".index"
 MANIFEST = "manifest.json"
@@ -25,7 +26,7 @@ HELDOUT_DIR = "heldout"
 INDEX_DTYPE = np.dtype("<u8")
 
 
-class ShardError(ValueError):
+class ShardError(TokenmillError, ValueError):
     """A shard or index file that is missing, truncated or inconsistent; the message names the file."""
 
 

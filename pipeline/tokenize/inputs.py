@@ -24,13 +24,15 @@ from typing import Any
 
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
 
+from pipeline.errors import TokenmillError
+
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz", ".json.gz")
 PARQUET_SUFFIXES = (".parquet",)
 PLACEHOLDER_TEXT = "\0"  # datatrove's reader discards documents whose text is empty; the encoder never encodes it
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-class InputError(ValueError):
+class InputError(TokenmillError, ValueError):
     """Input that cannot be tokenized; the message names the path."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.atomic import write_json_atomic
+from pipeline.errors import TokenmillError
 from pipeline.tokenize.config import SourceMix, TokenizeConfig
 from pipeline.tokenize.format import (
     HELDOUT_DIR,
@@ -60,7 +61,7 @@ logger = logging.getLogger("tokenmill.tokenize")
 ExecutorFactory = Callable[[list, str, int], Any]
 
 
-class TokenizeError(ValueError):
+class TokenizeError(TokenmillError, ValueError):
     """The tokenize stage cannot produce shards; the message says which source or file and why."""
 
 
