@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from pipeline.config_base import StrictModel, field_errors, read_yaml
 from pipeline.errors import TokenmillError
 from pipeline.layout import RUN_HEADER
+from pipeline.readers.common import DEFAULT_MAX_BYTES
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 
@@ -33,7 +34,7 @@ class ReaderOptions(StrictModel):
     glob: str | None = Field(default=None, description="pattern of files inside a folder path")
     split: str = "train"
     max_bytes: int = Field(
-        default=8 * 1024 * 1024,
+        default=DEFAULT_MAX_BYTES,
         gt=0,
         description="larger records are dropped as read/too_large (8 MiB: one document then costs at most "
         "~130 MB of memory in the stages; docs/readers.md)",

@@ -15,6 +15,7 @@ from pipeline.config import Recipe, RecipeError, dump_recipe, load_recipe
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
+from pipeline.readers.common import source_name_for
 
 
 def recipe_for_input(
@@ -45,8 +46,7 @@ def recipe_for_input(
             path = Path(input_path)
             if not path.exists():
                 raise FileNotFoundError(f"input path does not exist: {input_path}")
-        stem = path.name.split(".")[0]
-        name = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in stem).strip("_.-") or "input"
+        name = source_name_for(str(path))
         keys = {k: v for k, v in (("text_key", text_key), ("id_key", id_key)) if v is not None}
         data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path), "options": keys}]
     if output_dir is not None:

@@ -19,16 +19,8 @@ from datatrove.pipeline.readers.jsonl import JsonlReader
 from datatrove.pipeline.readers.parquet import ParquetReader
 
 from pipeline.atomic import write_text_atomic
-
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".jsonl.zstd", ".ndjson")
-PARQUET_SUFFIXES = (".parquet",)
-
-
-def _placeholder(source: str, file: str, where: int | str, rule: str, detail: str = "") -> Document:
-    meta = {"source": source, "read_error": rule, "file": file}
-    if detail:
-        meta["read_error_detail"] = detail[:300]
-    return Document(text="", id=f"{file}#{where}", metadata=meta)
+from pipeline.readers.common import discovered_kind, input_kind
+from pipeline.readers.common import placeholder as _placeholder
 
 
 class _SourceMixin:
@@ -152,7 +144,7 @@ class DedupInput:
         path = os.path.abspath(path)
         if os.path.isfile(path):
             name = os.path.basename(path)
-            is_jsonl, is_parquet = name.endswith(JSONL_SUFFIXES), name.endswith(PARQUET_SUFFIXES)
+            is_jsonl, is_parquet = input_kind(name) == "jsonl", input_kind(name) == "parquet"
             if not (is_jsonl or is_parquet):
                 raise ValueError(f"{path}: not a JSONL (.jsonl[.gz|.zst]) or Parquet (.parquet) file")
             return cls(
@@ -174,16 +166,15 @@ class DedupInput:
         found: dict[str, list[str]] = {}
         if not os.path.isdir(self.folder):
             return found
-        for fmt, pattern, suffixes in (
-            ("jsonl", self.jsonl_glob, JSONL_SUFFIXES),
-            ("parquet", self.parquet_glob, PARQUET_SUFFIXES),
-        ):
+        for fmt, pattern in (("jsonl", self.jsonl_glob), ("parquet", self.parquet_glob)):
             if pattern is None:
                 continue
             names = [
                 os.path.relpath(p, self.folder) for p in glob.glob(os.path.join(self.folder, pattern), recursive=True)
             ]
-            names = sorted(n for n in names if n.endswith(suffixes) and os.path.isfile(os.path.join(self.folder, n)))
+            # a file named on its own is read by its suffix; one found in a folder search skips a plain .json
+            kind_of = input_kind if not glob.has_magic(pattern) else discovered_kind
+            names = sorted(n for n in names if kind_of(n) == fmt and os.path.isfile(os.path.join(self.folder, n)))
             if names:
                 found[fmt] = names
         return found

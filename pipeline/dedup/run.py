@@ -31,6 +31,7 @@ from pipeline.dedup.cluster import DedupStateError
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.io import DedupInput
 from pipeline.dedup.result import DedupResult, SourceCounts
+from pipeline.readers.common import source_name_for
 
 ExecutorFactory = Callable[[list, str, int], Any]
 log = logging.getLogger(__name__)
@@ -496,17 +497,7 @@ def dedup_dataset(
     restart: bool = False,
 ) -> DedupResult:
     """Dedup an existing JSONL/Parquet dataset (file or folder) into ``output_dir`` laid out like a run."""
-    source_name = source_name or _default_source_name(input_path)
+    source_name = source_name or source_name_for(input_path)
     source = DedupInput.dataset(input_path, source_name, text_key, id_key)
     plan = plan_dedup(source, output_dir, config, run_name, None, restart)
     return _execute(plan, config, source_priority or {}, executor_factory or local_executor_factory())
-
-
-def _default_source_name(path: str) -> str:
-    import re
-
-    base = os.path.basename(os.path.abspath(path).rstrip(os.sep))
-    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".parquet", ".ndjson"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", base) or "input"
