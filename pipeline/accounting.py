@@ -1,7 +1,7 @@
 """Accounting: every document read is kept or dropped with (stage, rule, score), per source.
 
-Two ledger steps bracket each source's curation pipeline: ``ReadLedger`` right after the reader and
-``KeptLedger`` after the writer. Their counts come back through datatrove's per-rank stats files;
+Two ledger steps bracket each source's curation pipeline: ``Ledger("read")`` right after the reader and
+``Ledger("kept")`` after the writer. Their counts come back through datatrove's per-rank stats files;
 drop rows are counted from ``dropped/`` — an independent measurement, so a stage that loses a document
 without a drop row makes ``read != kept + dropped`` and fails the run.
 """
@@ -27,27 +27,26 @@ EXAMPLES_PER_RULE = 3
 EXAMPLE_KEYS = ("id", "url", "score", "snippet", "duplicate_of", "read_error_detail")
 
 
-class ReadLedger(PipelineStep):
-    """Counts every document (and read-error placeholder) a reader yields."""
+LEDGER_NAME = "📒 Ledger: {label}"
+LEDGER_LABELS = ("read", "kept")
 
-    name = "📒 Ledger: read"
+
+class Ledger(PipelineStep):
+    """Counts every document that passes it under ``label``: ``Ledger("read")`` right after the reader (every
+    document and read-error placeholder it yields), ``Ledger("kept")`` after the writer (what reached the end)."""
+
     type = "🧮 - TOKENMILL"
+
+    def __init__(self, label: str):
+        if label not in LEDGER_LABELS:
+            raise ValueError(f"ledger label must be one of {', '.join(LEDGER_LABELS)}, not {label!r}")
+        self.label = label
+        self.name = LEDGER_NAME.format(label=label)  # before super().__init__: datatrove's Stats take the name there
+        super().__init__()
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         for doc in data:
-            self.stat_update("read")
-            yield doc
-
-
-class KeptLedger(PipelineStep):
-    """Counts every document that reached the end of the pipeline (after the writer)."""
-
-    name = "📒 Ledger: kept"
-    type = "🧮 - TOKENMILL"
-
-    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        for doc in data:
-            self.stat_update("kept")
+            self.stat_update(self.label)
             yield doc
 
 
@@ -73,7 +72,7 @@ def ledger_totals(logs_dir: Path, steps: dict[str, Counter[str]] | None = None) 
     """Sum the ledger counters over every rank's stats file in a datatrove logging dir."""
     totals: Counter[str] = Counter()
     for name, counter in (step_totals(logs_dir) if steps is None else steps).items():
-        if name.endswith((ReadLedger.name, KeptLedger.name)):
+        if name.endswith(tuple(LEDGER_NAME.format(label=label) for label in LEDGER_LABELS)):
             for label, value in counter.items():
                 totals[label] += int(value)
     return dict(totals)

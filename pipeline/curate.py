@@ -14,7 +14,7 @@ from typing import Any
 
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline.accounting import KeptLedger, ReadLedger
+from pipeline.accounting import Ledger
 from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
@@ -55,10 +55,10 @@ def build_source_pipeline(
     writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
     return [
         reader,
-        ReadLedger(),
+        Ledger("read"),
         *build_stages(recipe.stages_for(source), str(layout.dropped(source.name))),
         writer,
-        KeptLedger(),
+        Ledger("kept"),
     ]
 
 
