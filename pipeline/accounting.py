@@ -191,13 +191,17 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
     return account
 
 
+def balance_problem(source: str, read: int, kept: int, dropped: int) -> str | None:
+    """The one balance check, ``read == kept + dropped``: ``None`` when a source balances, else the line that
+    names the source and the numbers (curation's ``check_accounts`` and dedup's result both report it)."""
+    if read == kept + dropped:
+        return None
+    return f"{source}: read {read} != kept {kept} + dropped {dropped} (difference {read - kept - dropped})"
+
+
 def check_accounts(accounts: list[SourceAccount]) -> None:
     """Fail the run when any source does not balance, naming the source and the numbers."""
-    broken = [a for a in accounts if not a.balanced]
-    if broken:
-        lines = [
-            f"{a.source}: read {a.read} != kept {a.kept_final} + dropped {a.dropped_total}"
-            f" (difference {a.read - a.kept_final - a.dropped_total})"
-            for a in broken
-        ]
+    problems = [balance_problem(a.source, a.read, a.kept_final, a.dropped_total) for a in accounts]
+    lines = [line for line in problems if line is not None]
+    if lines:
         raise AccountingError("accounting does not balance:\n  " + "\n  ".join(lines))
