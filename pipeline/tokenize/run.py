@@ -344,40 +344,11 @@ def _split_mix_write(
     per_source: dict[str, Any] = {}
     warnings: list[str] = []
     for name, picked in zip(names, chosen, strict=True):
-        mixed = int(docs["length"][picked].sum())
-        repeats = mixed / train_tokens[name]
-        copies = np.bincount(picked) if len(picked) else np.zeros(1, np.int64)
-        entry = {
-            "mode": targets[name].mode,
-            "weight": mix[name].weight if name in mix else None,
-            "epochs": mix[name].epochs if name in mix else None,
-            "requested_share": round(targets[name].requested_share, 6),
-            "achieved_share": round(mixed / mixed_total, 6) if mixed_total else 0.0,
-            "repeats": round(repeats, 4),
-            "max_copies_of_a_document": int(copies.max()),
-            "documents": {"train": len(train[name]), "heldout": len(heldout[name]), "mixed": len(picked)},
-            "tokens": {
-                "train": train_tokens[name],
-                "heldout": int(docs["length"][heldout[name]].sum()),
-                "mixed": mixed,
-            },
-            "skipped": dict(stats[name]["skipped"]),
-            "roundtrip": {"checked": stats[name]["checked"], "mismatched": stats[name]["bad"]},
-        }
-        entry.update(_bytes_per_token(docs, members[name], stats[name]["languages"]))
+        split = {"train": train[name], "heldout": heldout[name], "mixed": picked, "members": members[name]}
+        entry, repeats = _source_entry(docs, split, train_tokens[name], targets[name], mix.get(name), stats[name])
+        entry["achieved_share"] = round(entry["tokens"]["mixed"] / mixed_total, 6) if mixed_total else 0.0
         per_source[name] = entry
-        if repeats > config.max_repeats_warning:
-            warnings.append(
-                f"source {name!r} is repeated {repeats:.1f} times (more than {config.max_repeats_warning:g}); "
-                "repeated data beyond ~4 epochs adds little (Muennighoff et al. 2023)"
-            )
-        if stats[name]["bad"]:
-            warnings.append(
-                f"source {name!r}: {stats[name]['bad']} of {stats[name]['checked']} checked documents do not decode "
-                "to their text with this tokenizer (it normalises or adds spaces)"
-            )
-        if stats[name]["skipped"]:
-            warnings.append(f"source {name!r}: skipped documents {dict(stats[name]['skipped'])}")
+        warnings += _source_warnings(name, repeats, stats[name], config)
 
     tokenizer_entry = {k: v for k, v in tokenizer.items() if k not in ("file", "dtype")}
     return {
@@ -401,6 +372,60 @@ def _split_mix_write(
         "splits": splits,
         "warnings": warnings,
     }
+
+
+def _source_entry(
+    docs: dict[str, np.ndarray],
+    split: dict[str, np.ndarray],
+    train_tokens: int,
+    target: Any,
+    spec: SourceMix | None,
+    stats: dict[str, Any],
+) -> tuple[dict[str, Any], float]:
+    """One source's manifest entry (mode and shares of the mix, repeats, documents and tokens per split, skips,
+    the round-trip check, bytes per token) and its unrounded repeats. ``achieved_share`` is set by the caller,
+    which knows the mixed total."""
+    picked = split["mixed"]
+    mixed = int(docs["length"][picked].sum())
+    repeats = mixed / train_tokens
+    copies = np.bincount(picked) if len(picked) else np.zeros(1, np.int64)
+    entry = {
+        "mode": target.mode,
+        "weight": spec.weight if spec is not None else None,
+        "epochs": spec.epochs if spec is not None else None,
+        "requested_share": round(target.requested_share, 6),
+        "achieved_share": 0.0,
+        "repeats": round(repeats, 4),
+        "max_copies_of_a_document": int(copies.max()),
+        "documents": {"train": len(split["train"]), "heldout": len(split["heldout"]), "mixed": len(picked)},
+        "tokens": {
+            "train": train_tokens,
+            "heldout": int(docs["length"][split["heldout"]].sum()),
+            "mixed": mixed,
+        },
+        "skipped": dict(stats["skipped"]),
+        "roundtrip": {"checked": stats["checked"], "mismatched": stats["bad"]},
+    }
+    entry.update(_bytes_per_token(docs, split["members"], stats["languages"]))
+    return entry, repeats
+
+
+def _source_warnings(name: str, repeats: float, stats: dict[str, Any], config: TokenizeConfig) -> list[str]:
+    """What the manifest warns about one source: many repeats, documents that do not round-trip, skips."""
+    warnings = []
+    if repeats > config.max_repeats_warning:
+        warnings.append(
+            f"source {name!r} is repeated {repeats:.1f} times (more than {config.max_repeats_warning:g}); "
+            "repeated data beyond ~4 epochs adds little (Muennighoff et al. 2023)"
+        )
+    if stats["bad"]:
+        warnings.append(
+            f"source {name!r}: {stats['bad']} of {stats['checked']} checked documents do not decode "
+            "to their text with this tokenizer (it normalises or adds spaces)"
+        )
+    if stats["skipped"]:
+        warnings.append(f"source {name!r}: skipped documents {dict(stats['skipped'])}")
+    return warnings
 
 
 def _split_entry(files: list[dict], out: Path) -> dict[str, Any]:
