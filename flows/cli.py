@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 import flows  # noqa: F401  (sets telemetry off before anything imports Prefect)
-from flows.runtime import print_error
+from flows.errors import print_error
 from pipeline.errors import TokenmillError
 
 

@@ -9,18 +9,10 @@ import urllib.error
 import urllib.request
 
 from rich.console import Console
-from rich.markup import escape
 
 from pipeline.errors import TokenmillError
 
 console = Console(stderr=True)
-
-
-def print_error(message: str) -> None:
-    """The one way a command reports a user error: ``error: <message>`` on stderr (``error:`` in red on a
-    terminal). The message is printed as written: no markup, no emoji codes, and no wrapping, so a path or a
-    key stays on one line and can be copied."""
-    console.print("[red]error:[/] " + escape(message), highlight=False, soft_wrap=True, emoji=False)
 
 
 def _server_answers(api_url: str, timeout_s: float = 2.0) -> bool:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from flows.runtime import print_error
+from flows.errors import print_error
 
 classifier_app = typer.Typer(
     help="Train and evaluate fastText document classifiers (quality, domain, toxicity): docs/classifier.md",

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -39,7 +41,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
-        from flows.runtime import PREFECT_MODES, prefect_backend, print_error
+        from flows.runtime import PREFECT_MODES, prefect_backend
         from pipeline import progress
         from pipeline.layout import RunLayout
         from pipeline.run import curate_run, resolve_run

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -67,7 +69,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
 
-        from flows.runtime import PREFECT_MODES, console, prefect_backend, print_error
+        from flows.runtime import PREFECT_MODES, console, prefect_backend
         from pipeline import progress
         from pipeline.config import RecipeError, load_recipe
 

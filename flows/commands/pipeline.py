@@ -6,6 +6,8 @@ from typing import Optional
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     @app.command("pipeline")
@@ -15,7 +17,7 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="train even when the budget check finds blocking problems"),
     ) -> None:
         """Run a recipe end to end; a rerun skips the stages whose config, inputs and code are unchanged."""
-        from flows.runtime import ensure_prefect_backend, print_error
+        from flows.runtime import ensure_prefect_backend
         from pipeline.layout import RunLayout
         from pipeline.run import resolve_run
 

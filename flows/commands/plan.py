@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from flows.runtime import print_error
+from flows.errors import print_error
 
 
 def register(app: typer.Typer) -> None:

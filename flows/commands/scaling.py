@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from flows.runtime import print_error
+from flows.errors import print_error
 
 scaling_app = typer.Typer(
     name="scaling",

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from flows.runtime import print_error
+from flows.errors import print_error
 
 shards_app = typer.Typer(help="Look at token shards written by `tokenmill tokenize`.", no_args_is_help=True)
 

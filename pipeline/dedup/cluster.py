@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.atomic import atomic_open, write_json_atomic
+from pipeline.base import redacted_snippet
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.memory import cluster_bound, ids_bytes
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
@@ -607,7 +608,6 @@ def _read_snippets(signature_dir: str, world_size: int, offsets: np.ndarray, row
                     out[lo + position] = json.loads(line)[3]
     # the report and the Prefect artifact quote these: redacted (also when the recipe has no PII stage); a
     # snippet of SNIPPET_CHARS was cut from a longer text, so a value at its end may be cut too
-    from pipeline.base import redacted_snippet
 
     return {row: redacted_snippet(text, complete=len(text) < SNIPPET_CHARS) for row, text in out.items()}
 

@@ -29,11 +29,13 @@ from datatrove.pipeline.base import PipelineStep
 from pipeline.accounting import balance_problem
 from pipeline.atomic import write_json_atomic
 from pipeline.dedup import memory
-from pipeline.dedup.cluster import DedupStateError
+from pipeline.dedup.cluster import DedupStateError, run_clustering
 from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.filter import DedupFilterStep
 from pipeline.dedup.index import open_index
 from pipeline.dedup.io import DedupInput
 from pipeline.dedup.result import DedupResult, SourceCounts
+from pipeline.dedup.signatures import DedupSignatureStep, rank_paths
 from pipeline.readers.common import source_name_for
 
 ExecutorFactory = Callable[[list, str, int], Any]
@@ -175,7 +177,6 @@ def plan_dedup(
 
 def _prepare_index(config: DedupConfig, stage_dir: str, run_name: str) -> None:
     """Open the index once up front: an unreachable Redis or a corrupt file fails here, before any work."""
-    from pipeline.dedup.index import open_index
 
     marker = os.path.join(stage_dir, "index_rebuilt.json")
     rebuild = config.index.rebuild and not os.path.exists(marker)  # set aside once per run, not on every resume
@@ -225,7 +226,6 @@ def _record_time(plan: DedupPlan, step: str, seconds: float) -> None:
 
 
 def dedup_signatures(plan: DedupPlan, config: DedupConfig, executor_factory: ExecutorFactory) -> None:
-    from pipeline.dedup.signatures import DedupSignatureStep
 
     readers = plan.source.readers(plan.stage_dir)
     if not readers:
@@ -246,12 +246,9 @@ class DedupClusterStep(PipelineStep):
         self.plan, self.config, self.source_priority = plan, config, dict(source_priority)
 
     def run(self, data=None, rank: int = 0, world_size: int = 1):
-        from pipeline.dedup.cluster import run_clustering
 
         index = None
         if self.config.index is not None:
-            from pipeline.dedup.index import open_index
-
             index, _ = open_index(
                 self.config.index,
                 self.config.signature_fingerprint(),
@@ -288,8 +285,6 @@ def dedup_cluster(
 def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
     from datatrove.pipeline.writers.jsonl import JsonlWriter
 
-    from pipeline.dedup.filter import DedupFilterStep
-
     readers = plan.source.readers(plan.stage_dir)
     if not readers:
         return
@@ -307,8 +302,6 @@ def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
 def _kept_entries(plan: DedupPlan, config: DedupConfig):
     """Signatures, exact hashes and names of this run's kept documents (for the index)."""
     import numpy as np
-
-    from pipeline.dedup.signatures import rank_paths
 
     keep = np.load(plan.path("clusters", "keep.npy"))
     sigs, exact, metas = [], [], []

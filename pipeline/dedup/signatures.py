@@ -19,6 +19,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.minhash import KIND_INVALID, KIND_NORMAL, MinHasher, document_hashes
 
 SNIPPET_CHARS = 200
 SIGNATURE_FILES = (".sig", ".cols.npz", ".docs.jsonl.gz", ".json")
@@ -51,8 +52,6 @@ class DedupSignatureStep(PipelineStep):
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import numpy as np
-
-        from pipeline.dedup.minhash import KIND_INVALID, KIND_NORMAL, MinHasher, document_hashes
 
         cfg = self.config
         hasher = MinHasher(cfg.num_perm, cfg.seed)

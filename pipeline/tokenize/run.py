@@ -27,9 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import progress
 from pipeline.atomic import write_json_atomic
+from pipeline.curate import preload_forkserver
 from pipeline.errors import TokenmillError
 from pipeline.tokenize.config import SourceMix, TokenizeConfig
+from pipeline.tokenize.encode import EncodeStep
 from pipeline.tokenize.format import (
     HELDOUT_DIR,
     MANIFEST,
@@ -40,7 +43,7 @@ from pipeline.tokenize.format import (
     open_tokens,
     read_index,
 )
-from pipeline.tokenize.inputs import InputPlan, default_source, discover_inputs, iter_texts
+from pipeline.tokenize.inputs import InputPlan, default_source, discover_inputs, iter_texts, make_reader
 from pipeline.tokenize.mix import heldout_mask, keyed, normalise_mix, plan_targets, select_documents
 from pipeline.tokenize.shards import DocumentTable, remove_shards, write_documents
 from pipeline.tokenize.tokenizer import (
@@ -180,8 +183,6 @@ def _encode(
     logs: Path,
     executor_factory: ExecutorFactory | None,
 ) -> None:
-    from pipeline.tokenize.encode import EncodeStep
-    from pipeline.tokenize.inputs import make_reader
 
     work.mkdir(parents=True, exist_ok=True)
     paths_file = work / f"inputs_{kind}.txt"
@@ -205,12 +206,8 @@ def _encode(
     else:
         from datatrove.executor import LocalPipelineExecutor
 
-        from pipeline import progress
-
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
         if workers > 1:
-            from pipeline.curate import preload_forkserver
-
             preload_forkserver(pipeline)
         if progress.mode() != "off":  # the CLI asked for a progress line
             executor = progress.ProgressExecutor(
