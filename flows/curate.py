@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from pipeline.atomic import write_json_atomic
 from pipeline.config import Recipe
 from pipeline.layout import RunLayout
 from pipeline.run import (
@@ -92,9 +92,7 @@ def append_to_corpus(corpus_manifest: Path, entry: dict[str, Any]) -> None:
     runs = json.loads(corpus_manifest.read_text(encoding="utf-8")) if corpus_manifest.exists() else []
     runs = [r for r in runs if r.get("run_dir") != entry["run_dir"]] + [entry]
     corpus_manifest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = corpus_manifest.with_suffix(".tmp")
-    tmp.write_text(json.dumps(runs, indent=2), encoding="utf-8")
-    os.replace(tmp, corpus_manifest)
+    write_json_atomic(corpus_manifest, runs, indent=2)
 
 
 def with_index(recipe: Recipe, index: str | None) -> Recipe:

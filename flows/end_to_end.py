@@ -23,6 +23,7 @@ from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from pipeline.config import Recipe
+from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
 
@@ -57,7 +58,7 @@ STAGE_TASK = {
 }
 
 
-class PlanRefused(RuntimeError):
+class PlanRefused(TokenmillError, RuntimeError):
     """The budget gate found blocking problems and the run was not forced."""
 
 

@@ -17,7 +17,9 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
+from pipeline.errors import TokenmillError
 from pipeline.layout import RUN_HEADER
+from pipeline.readers.common import DEFAULT_MAX_BYTES
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 #: a source that reads nothing itself: it receives the documents a ``classify`` stage routes to it (``mode: route``)
@@ -34,7 +36,7 @@ class ReaderOptions(StrictModel):
     glob: str | None = Field(default=None, description="pattern of files inside a folder path")
     split: str = "train"
     max_bytes: int = Field(
-        default=8 * 1024 * 1024,
+        default=DEFAULT_MAX_BYTES,
         gt=0,
         description="larger records are dropped as read/too_large (8 MiB: one document then costs at most "
         "~130 MB of memory in the stages; docs/readers.md)",
@@ -290,7 +292,7 @@ def _deep_merge(base: Any, override: Any) -> Any:
     return override
 
 
-class RecipeError(ValueError):
+class RecipeError(TokenmillError, ValueError):
     """A recipe that cannot be used; the message names the file and each offending field."""
 
 

@@ -17,21 +17,24 @@ from typing import Any
 
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline.accounting import KeptLedger, ReadLedger
+from pipeline import progress
+from pipeline.accounting import Ledger
 from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
+from pipeline.readers import build_reader
+from pipeline.readers.tabular import HFDatasetReader
 from pipeline.routing import ROUTED_PREFIX, RouteWriter, clear_routed_from
+from pipeline.stages.classify import ClassifyStage
+from pipeline.stages.decontaminate import DecontaminateStage
+from pipeline.stages.extract import ExtractStage
+from pipeline.stages.language import LanguageStage
+from pipeline.stages.pii import PIIStage
+from pipeline.stages.quality import QualityStage
 
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
     """The text stages after the reader, in order, each writing drop rows under ``drops_dir``."""
-    from pipeline.stages.classify import ClassifyStage
-    from pipeline.stages.decontaminate import DecontaminateStage
-    from pipeline.stages.extract import ExtractStage
-    from pipeline.stages.language import LanguageStage
-    from pipeline.stages.pii import PIIStage
-    from pipeline.stages.quality import QualityStage
 
     steps: list[PipelineStep] = [ExtractStage(stages_cfg.extract, drops_dir=drops_dir)]
     if stages_cfg.language is not None:
@@ -53,22 +56,18 @@ def build_source_pipeline(
 ) -> list[PipelineStep]:
     from datatrove.pipeline.writers import JsonlWriter
 
-    from pipeline.readers import build_reader
-
     reader = build_reader(source, input_path)
     writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
     stages = build_stages(recipe.stages_for(source), str(layout.dropped(source.name)))
     prepare_run_indexes(stages, layout)
     # classify mode route: marked documents leave for their target's folder after every text stage (pipeline.routing)
     route = [RouteWriter(layout, source.name)] if recipe.route_targets(source) else []
-    return [reader, ReadLedger(), *stages, *route, writer, KeptLedger()]
+    return [reader, Ledger("read"), *stages, *route, writer, Ledger("kept")]
 
 
 def prepare_run_indexes(stages: list[PipelineStep], layout: RunLayout) -> None:
     """Build once, in this (parent) process, what every rank of every source would otherwise build itself:
     the decontaminate stage's eval n-gram index (``DecontaminateStage.prepare_index``), into the run directory."""
-    from pipeline.stages.decontaminate import DecontaminateStage
-
     for step in stages:
         if isinstance(step, DecontaminateStage):
             step.prepare_index(layout.stage_dir("decontaminate"))
@@ -127,8 +126,6 @@ def build_executor(
     workers = config.workers if config.workers != -1 else tasks
     logging_dir = str(logging_dir)
     if config.kind == "local":
-        from pipeline import progress
-
         if min(workers, tasks) > 1:
             preload_forkserver(pipeline)
 
@@ -201,7 +198,6 @@ def input_files(reader: PipelineStep) -> int | None:
     but still pay a worker process, the pipeline's set-up and their share of the executor's bookkeeping.
     A ``save_to_disk`` dataset (``HFDatasetReader``) is split by rows, so every rank gets work.
     """
-    from pipeline.readers.tabular import HFDatasetReader
 
     if isinstance(reader, HFDatasetReader) or not hasattr(reader, "data_folder"):
         return None

@@ -235,6 +235,38 @@ def curation_section(
             f"| {a.source} | {a.read:,} | {a.kept_final:,} | {pct(a.kept_final, a.read)} | {a.dropped_total:,} |"
             f" {'✓' if a.balanced else '✗'} |"
         )
+    lines += _input_files_lines(accounts)
+    lines += _funnel_lines(accounts)
+    lines += _pii_lines(accounts)
+    lines += ["### Kept documents", "", "![languages](plots/languages.png)", "", "![lengths](plots/doc_length.png)", ""]
+    lengths = sorted(kept["lengths"])
+    if lengths:
+        lines.append(
+            f"{kept['documents_sampled']:,} documents; median {lengths[len(lengths) // 2]:,} characters; "
+            f"languages: " + ", ".join(f"{k} {v:,}" for k, v in list(kept["languages"].items())[:10])
+        )
+        lines.append("")
+    lines += ["### Examples of dropped documents", ""]
+    for a in accounts:
+        for key, rows in sorted(a.examples.items()):
+            lines.append(f"- **{a.source} · {key}**")
+            lines += [_example_line(row) for row in rows]
+    payload = {
+        "sources": [a.to_json() for a in accounts],
+        "funnel": {a.source: funnel(a) for a in accounts},
+        "stages": {a.source: stage_rows(a) for a in accounts},
+        "pii": {a.source: a.pii for a in accounts},
+        "warnings": warnings,
+        "languages": kept["languages"],
+        "documents_sampled": kept["documents_sampled"],
+        "length_quantiles": _quantiles(lengths),
+    }
+    return "\n".join(lines) + "\n", payload
+
+
+def _input_files_lines(accounts: list[SourceAccount]) -> list[str]:
+    """The ``### Input files`` table: files listed, with documents, empty, skipped by extension."""
+    lines: list[str] = []
     lines += [
         "",
         "### Input files",
@@ -256,6 +288,12 @@ def curation_section(
             f"| {a.source} | {files.get('listed', 0):,} | {files.get('with_documents', 0):,} |"
             f" {files.get('empty', 0):,} | {skipped_txt or '—'} |"
         )
+    return lines
+
+
+def _funnel_lines(accounts: list[SourceAccount]) -> list[str]:
+    """The ``### Funnel`` part: per source, documents in → out per stage and drops by rule."""
+    lines: list[str] = []
     lines += ["", "### Funnel", "", "![funnel](plots/funnel.png)", ""]
     for a in accounts:
         lines += [
@@ -281,6 +319,12 @@ def curation_section(
         else:
             lines.append("nothing dropped")
         lines.append("")
+    return lines
+
+
+def _pii_lines(accounts: list[SourceAccount]) -> list[str]:
+    """The ``### PII replacements by type`` table."""
+    lines: list[str] = []
     lines += ["### PII replacements by type", ""]
     pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: -sum(a.pii.get(t, 0) for a in accounts))
     if pii_types:
@@ -296,30 +340,7 @@ def curation_section(
     else:
         lines.append("no PII replaced (or the pii stage is off)")
     lines.append("")
-    lines += ["### Kept documents", "", "![languages](plots/languages.png)", "", "![lengths](plots/doc_length.png)", ""]
-    lengths = sorted(kept["lengths"])
-    if lengths:
-        lines.append(
-            f"{kept['documents_sampled']:,} documents; median {lengths[len(lengths) // 2]:,} characters; "
-            f"languages: " + ", ".join(f"{k} {v:,}" for k, v in list(kept["languages"].items())[:10])
-        )
-        lines.append("")
-    lines += ["### Examples of dropped documents", ""]
-    for a in accounts:
-        for key, rows in sorted(a.examples.items()):
-            lines.append(f"- **{a.source} · {key}**")
-            lines += [_example_line(row) for row in rows]
-    payload = {
-        "sources": [a.to_json() for a in accounts],
-        "funnel": {a.source: funnel(a) for a in accounts},
-        "stages": {a.source: stage_rows(a) for a in accounts},
-        "pii": {a.source: a.pii for a in accounts},
-        "warnings": warnings,
-        "languages": kept["languages"],
-        "documents_sampled": kept["documents_sampled"],
-        "length_quantiles": _quantiles(lengths),
-    }
-    return "\n".join(lines) + "\n", payload
+    return lines
 
 
 def _quantiles(sorted_values: list[int]) -> dict[str, int]:

@@ -10,11 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import Recipe, RecipeError, dump_recipe, load_recipe
+from pipeline.curate import curate_source, executor_factory
+from pipeline.dedup.result import DedupResult, dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
+from pipeline.dedup.run import run_dedup
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
+from pipeline.readers import build_reader, is_pattern, split_path
+from pipeline.readers.common import source_name_for
+from pipeline.report import add_section, curation_section, routed_section, write_report
+from pipeline.tokenize.config import TokenizeConfig
 
 
 def recipe_for_input(
@@ -35,8 +43,6 @@ def recipe_for_input(
         raise RecipeError("--text-key/--id-key apply to --input; set options.text_key/id_key on the recipe's sources")
     data = recipe.model_dump()
     if input_path is not None:
-        from pipeline.readers import is_pattern, split_path
-
         if is_pattern(input_path):
             if not glob.glob(input_path, recursive=True):
                 raise FileNotFoundError(f"input glob matches no files: {input_path}")
@@ -45,8 +51,7 @@ def recipe_for_input(
             path = Path(input_path)
             if not path.exists():
                 raise FileNotFoundError(f"input path does not exist: {input_path}")
-        stem = path.name.split(".")[0]
-        name = "".join(ch if ch.isalnum() or ch in "_.-" else "_" for ch in stem).strip("_.-") or "input"
+        name = source_name_for(str(path))
         keys = {k: v for k, v in (("text_key", text_key), ("id_key", id_key)) if v is not None}
         data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path), "options": keys}]
     if output_dir is not None:
@@ -76,7 +81,6 @@ def preflight_sources(recipe: Recipe) -> None:
 
     Raises ``pipeline.readers.InputError`` naming the path, so no half-made run directory is left behind.
     """
-    from pipeline.readers import build_reader
 
     for source in recipe.sources:
         if not source.routed:  # a routed source reads nothing
@@ -129,7 +133,6 @@ def run_whole_run_passes(recipe: Recipe, layout: RunLayout) -> dict[str, Any] | 
 
 def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
-    from pipeline.report import curation_section, routed_section, write_report
 
     top_percent = run_whole_run_passes(recipe, layout)
     accounts = account_all(recipe, layout)
@@ -182,11 +185,9 @@ def run_tokenize_stage(recipe: Recipe, layout: RunLayout, executor_factory=None)
     ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor);
     ``tasks`` is ``stages.tokenize.tasks``, at most one rank per input file.
     """
-    from pipeline.tokenize.config import TokenizeConfig
-    from pipeline.tokenize.run import run_tokenize
 
     config = recipe.stages.tokenize or TokenizeConfig()
-    return run_tokenize(
+    return tokenize_run.run_tokenize(
         str(layout.root),
         str(layout.shards),
         config,
@@ -202,7 +203,6 @@ def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
     The dedup stage itself refuses to resume over changed inputs (safe when run alone); inside a run,
     curation is the authority, so a changed curation fingerprint or dedup setting starts dedup afresh.
     """
-    from pipeline.dedup.run import run_dedup
 
     priorities = {s.name: s.priority for s in recipe.sources}
     upstream = digest(
@@ -221,7 +221,6 @@ def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
 
 def curate_one_source(recipe: Recipe, source_name: str, run_dir: str) -> str:
     """Curate one source of ``recipe`` into ``run_dir``; its fingerprint (the ``curate-source`` task's body)."""
-    from pipeline.curate import curate_source
 
     source = next(s for s in recipe.sources if s.name == source_name)
     return curate_source(recipe, source, RunLayout.at(run_dir))
@@ -229,7 +228,6 @@ def curate_one_source(recipe: Recipe, source_name: str, run_dir: str) -> str:
 
 def dedup_run_dir(recipe: Recipe, run_dir: str) -> dict[str, Any]:
     """Dedup every curated source of the run with the recipe's executor section (the ``dedup`` task's body)."""
-    from pipeline.curate import executor_factory
 
     result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "dedup"))
     return result.model_dump(mode="json")
@@ -237,13 +235,10 @@ def dedup_run_dir(recipe: Recipe, run_dir: str) -> dict[str, Any]:
 
 def account_and_report(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
     """Check the accounts, write the report (with the dedup section); the curation summary (the task's body)."""
-    from pipeline.report import add_section
 
     layout = RunLayout.at(run_dir)
     section_json = write_curation_report(recipe, layout)
     if dedup is not None:
-        from pipeline.dedup.result import DedupResult, dedup_report_md
-
         add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(dedup)), dedup)
     return section_json
 

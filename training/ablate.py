@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel
+from pipeline.errors import TokenmillError
 
 ARMS = ("raw", "curated")
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".text")
@@ -44,7 +45,7 @@ REPORT_MD = "ablation_report.md"
 REPORT_JSON = "ablation_report.json"
 
 
-class AblateError(ValueError):
+class AblateError(TokenmillError, ValueError):
     """An ablation that cannot run as asked; the message names the option or the file."""
 
 

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from pipeline.errors import TokenmillError
 from training.gpus import GIB, GPU, GPUS, UnknownGPUError, get_gpu
 from training.models import ModelError, ModelShape, count_params, load_shape
 
@@ -72,7 +73,7 @@ ADAPTATION_LADDER = (
 )
 
 
-class PlanError(ValueError):
+class PlanError(TokenmillError, ValueError):
     """Input that cannot be planned; the message names the option (``mfu``, ``tokens``, …)."""
 
 

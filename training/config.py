@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pipeline.config_base import StrictModel, read_yaml
+from pipeline.errors import TokenmillError
 
 SCRATCH_LR = 3e-4  # Llama/TinyLlama-range peak for 0.1-7B decoders with AdamW(0.9, 0.95)
 ADAPT_LR = 1e-4  # re-warm peak for continued pre-training when the base model's peak is unknown
@@ -61,7 +62,7 @@ IDENTITY_FIELDS = (
 INHERITED_FIELDS = ("decay_steps", "warmup_steps", "global_batch_tokens")
 
 
-class TrainConfigError(ValueError):
+class TrainConfigError(TokenmillError, ValueError):
     """A training config that cannot be used; the message names the file and the field."""
 
 

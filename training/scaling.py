@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
 from training.budget import PlanError, ScalingFit, parse_count
 
 HUBER_DELTA = 1e-3
@@ -53,7 +54,7 @@ REQUIRED_COLUMNS = ("params", "tokens", "loss")
 FIT_NAME = "own"  # as training.budget.OWN_FIT: the law fitted to your runs
 
 
-class ScalingFitError(ValueError):
+class ScalingFitError(TokenmillError, ValueError):
     """A runs CSV or a fit that cannot be used; the message names the file and the row or field."""
 
 

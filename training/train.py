@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
 from training.checkpoint import StopRequest, check_resume, find_latest, save_checkpoint
 from training.config import TrainConfig, TrainConfigError, dump_train_config, load_train_config
 from training.modeling import (
@@ -53,11 +54,11 @@ METRICS = "metrics.jsonl"
 EVAL = "eval.jsonl"
 
 
-class GateError(ValueError):
+class GateError(TokenmillError, ValueError):
     """The budget check found blocking problems; the message lists them with the cheapest fix."""
 
 
-class TrainingDiverged(RuntimeError):
+class TrainingDiverged(TokenmillError, RuntimeError):
     """The loss became NaN/inf or exploded; the message names the step and the last good checkpoint."""
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="ablate")(ablate_command)
@@ -41,7 +43,7 @@ def ablate_command(
     from training.train import GateError, TrainingDiverged
 
     def fail(message: str, code: int = 2) -> None:
-        typer.echo(f"error: {message}", err=True)
+        print_error(message)
         raise typer.Exit(code)
 
     try:

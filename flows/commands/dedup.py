@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -66,7 +68,6 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
-        from rich.markup import escape
 
         from flows.runtime import PREFECT_MODES, console, prefect_backend
         from pipeline import progress
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
             try:
                 loaded = load_recipe(recipe)
             except RecipeError as error:
-                console.print(f"[red]error:[/] {escape(str(error))}")
+                print_error(str(error))
                 raise typer.Exit(2) from None
             stage = getattr(loaded.stages, "dedup", None)
             settings = stage.model_dump() if stage is not None else {}
@@ -119,10 +120,10 @@ def register(app: typer.Typer) -> None:
         except ValidationError as error:
             from pipeline.config import format_validation_error
 
-            console.print(f"[red]error:[/] {escape(format_validation_error(error, 'dedup options'))}")
+            print_error(format_validation_error(error, "dedup options"))
             raise typer.Exit(2) from None
         if not input.exists():
-            console.print(f"[red]error:[/] {escape(str(input))}: no such file or folder")
+            print_error(f"{input}: no such file or folder")
             raise typer.Exit(2)
 
         if prefect not in PREFECT_MODES:
@@ -165,7 +166,7 @@ def register(app: typer.Typer) -> None:
                         restart=restart,
                     )
         except (DedupIndexError, DedupStateError, ValueError) as error:
-            console.print(f"[red]error:[/] {escape(str(error))}")
+            print_error(str(error))
             raise typer.Exit(2) from None
         report = DedupResult.model_validate(result)
         markdown = dedup_report_md(report)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from flows.errors import print_error
+
 scaling_app = typer.Typer(
     name="scaling",
     help="Scaling laws from your own runs: fit L(N, D) = E + A/N^alpha + B/D^beta (docs/scaling.md).",
@@ -38,7 +40,7 @@ def fit_command(
         data = read_runs(runs)
         result = fit_runs(data, bootstrap=bootstrap, seed=seed)
     except ScalingFitError as error:
-        typer.echo(f"error: {error}", err=True)
+        print_error(str(error))
         raise typer.Exit(2) from None
     for note in result.notes:
         typer.echo(f"warning: {note}", err=True)
@@ -113,7 +115,7 @@ def ladder_command(
     from training.train import GateError, TrainingDiverged
 
     def fail(message: str) -> None:
-        typer.echo(f"error: {message}", err=True)
+        print_error(message)
         raise typer.Exit(2)
 
     try:
@@ -189,7 +191,7 @@ def ladder_command(
     ) as error:
         fail(str(error))
     except TrainingDiverged as error:
-        typer.echo(f"error: {error}", err=True)
+        print_error(str(error))
         raise typer.Exit(1) from None
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
