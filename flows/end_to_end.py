@@ -185,7 +185,7 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
         routed = routed_section((results.get("curation") or {}).get("sources") or [], results["tokenize"])
         if routed is not None:  # classify mode route: the tokens each crawl contributed to each domain source
-            add_section(layout, "routed", *routed)
+            add_section(layout, "routed_tokens", *routed)  # beside curation's "routed" (documents), not over it
     if results.get("plan"):
         plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
         # plan.md's "# Training plan: …" becomes this section's "## …", its sections "### …"

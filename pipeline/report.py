@@ -423,7 +423,7 @@ def _scan_kept(folders: list[Path], limit: int = MAX_DOCS_FOR_HISTOGRAMS):
     """The metadata of up to ``limit`` documents in ``folders`` (for the classify and decontamination sections)."""
     seen = 0
     for folder in folders:
-        for path in sorted(folder.glob("*.jsonl.gz")) if folder.is_dir() else []:
+        for path in sorted(folder.glob("**/*.jsonl.gz")) if folder.is_dir() else []:
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if seen >= limit:
