@@ -18,9 +18,11 @@ left out, never replaced by text of ours):
 The abusive documents are assembled from phrases written for this set (``ABUSIVE_LINES``: insults, profanity
 and threats aimed at the reader; no identity-based slurs): each document joins 3 to 6 of them, drawn with a
 seeded ``random.Random``, one per line, like a comment thread. Three further rows are shown, not part of the
-acceptance: ``abusive thread`` (half of 4 to 8 lines abusive, half fortune cookies), ``abusive in ordinary text`` (2 abusive lines in a ~2 KB GCIDE document: what a per-document score
-misses and the paragraph share catches) and ``implicit abuse`` (``IMPLICIT_LINES``: hostile sentences with no
-swear word, which a bag-of-words model is known to miss).
+acceptance: ``abusive thread`` (4 to 8 lines, half abusive lines, half fortune cookies), ``abusive in ordinary
+text`` (2 abusive lines among the entries of a ~2 KB GCIDE document: too small a share for either rule) and
+``implicit abuse`` (``IMPLICIT_LINES``: hostile sentences with no swear word, which a bag-of-words model is
+known to miss). ``double-meaning words`` is ordinary text (counted there): the GCIDE entries and WordNet glosses
+of ``DOUBLE_MEANING_TERMS`` (bitch: a female dog...), which define words that are also insults.
 
     python benchmarks/toxicity_eval.py [--abusive 2000] [--show 5] [--threshold T --paragraph-threshold P --share S]
 
@@ -155,7 +157,8 @@ def dictd_entries(name: str) -> list[tuple[str, str]]:
     if not index.exists() or not data.exists():
         missing(f"dictd database {name}", f"dict-{name}")
         return []
-    blob = gzip.open(data).read()  # dictzip is gzip with an index in a header field
+    with gzip.open(data) as handle:  # dictzip is gzip with an index in a header field
+        blob = handle.read()
     out = []
     for line in index.read_text(encoding="utf-8", errors="replace").splitlines():
         head, offset, length = line.split("\t")[:3]
@@ -202,7 +205,7 @@ def pydoc_docs() -> list[str]:
     import pydoc
 
     pages = [pydoc.render_doc(importlib.import_module(m), renderer=pydoc.plaintext) for m in MODULES]
-    return pack([p for page in pages for p in page.split("\n\n")])
+    return pack([line for page in pages for line in page.splitlines()])  # pydoc pages have few blank lines
 
 
 def license_docs() -> list[str]:

@@ -1,6 +1,7 @@
 """Assemble a source's curation pipeline and the datatrove executor that runs it.
 
-read → [ledger] → extract → language → quality → [classify] → [decontaminate] → pii → write curated/<source>/ → [ledger]
+read → [ledger] → extract → language → quality → [classify] → [toxicity] → [decontaminate] → pii
+→ write curated/<source>/ → [ledger]
 
 Stages come from the recipe (a stage set to null is skipped); the executor kind (local, Slurm, Ray)
 comes from the recipe too, so the same recipe scales out without edits.
@@ -28,6 +29,7 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
     from pipeline.stages.language import LanguageStage
     from pipeline.stages.pii import PIIStage
     from pipeline.stages.quality import QualityStage
+    from pipeline.stages.toxicity import ToxicityStage
 
     steps: list[PipelineStep] = [ExtractStage(stages_cfg.extract, drops_dir=drops_dir)]
     if stages_cfg.language is not None:
@@ -36,6 +38,8 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
         steps.append(QualityStage(stages_cfg.quality, drops_dir=drops_dir))
     if stages_cfg.classify:
         steps.append(ClassifyStage(stages_cfg.classify, drops_dir=drops_dir))
+    if stages_cfg.toxicity is not None:
+        steps.append(ToxicityStage(stages_cfg.toxicity, drops_dir=drops_dir))
     if stages_cfg.decontaminate is not None:
         # before PII: redaction placeholders would break the eval passages' n-grams
         steps.append(DecontaminateStage(stages_cfg.decontaminate, drops_dir=drops_dir))
@@ -178,7 +182,7 @@ def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
     return factory
 
 
-CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "decontaminate", "pii")
+CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii")
 
 
 def input_files(reader: PipelineStep) -> int | None:

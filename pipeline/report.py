@@ -19,7 +19,7 @@ from pipeline.accounting import SourceAccount
 from pipeline.base import cut_at_token
 from pipeline.layout import RunLayout
 
-STAGE_ORDER = ["read", "extract", "language", "quality", "pii", "dedup"]
+STAGE_ORDER = ["read", "extract", "language", "quality", "toxicity", "pii", "dedup"]
 MAX_DOCS_FOR_HISTOGRAMS = 200_000
 
 

@@ -109,7 +109,9 @@ class BundledScorer:
             import joblib
             from sklearn.exceptions import InconsistentVersionWarning
         except ImportError as error:  # pragma: no cover - a dependency of the project
-            raise ToxicityError(f"stages.toxicity needs alt-profanity-check (pip install alt-profanity-check): {error}")
+            raise ToxicityError(
+                f"stages.toxicity needs alt-profanity-check (pip install alt-profanity-check): {error}"
+            ) from None
         try:
             data = importlib.resources.files("profanity_check") / "data"
         except ModuleNotFoundError:  # pragma: no cover - a dependency of the project
