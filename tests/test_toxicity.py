@@ -117,8 +117,8 @@ def test_toxic_paragraph_share_drops_a_thread_the_document_score_lets_through():
     ordinary = prose_lines()[:8]
     text = "\n".join(ordinary[:4] + [ABUSIVE[0]] + ordinary[4:8] + [ABUSIVE[1]])  # 2 of 10 paragraphs
     stage = ToxicityStage(ToxicityConfig(threshold=1.0))  # the document rule off: only the share decides
-    (share,) = [s for _, s in stage.score_texts([text])]
-    assert len(stage.paragraphs(text)) == 10 and share == pytest.approx(0.2)
+    ((_, share, toxic),) = stage.score_texts([text])
+    assert len(stage.paragraphs(text)) == 10 and share == pytest.approx(0.2) and toxic == 2
     doc = Document(text=text, id="t", metadata={"language": "en"})
     assert stage.process(doc) is None  # 0.2 is not MORE than the default 0.2
     strict = ToxicityStage(ToxicityConfig(threshold=1.0, max_toxic_paragraph_share=0.1))
@@ -126,6 +126,11 @@ def test_toxic_paragraph_share_drops_a_thread_the_document_score_lets_through():
     assert drop is not None and drop.rule == "toxic_paragraphs" and drop.score == pytest.approx(0.2)
     assert 0 <= drop.extra["toxicity_score"] < 1
     assert doc.metadata["toxicity"]["toxic_paragraph_share"] == pytest.approx(0.2)
+    # one toxic paragraph of three is a third, but under min_toxic_paragraphs (2): kept
+    short = "\n".join([ordinary[0], ABUSIVE[2], ordinary[1]])
+    assert strict.process(Document(text=short, id="s", metadata={"language": "en"})) is None
+    one = ToxicityStage(ToxicityConfig(threshold=1.0, max_toxic_paragraph_share=0.1, min_toxic_paragraphs=1))
+    assert one.process(Document(text=short, id="s", metadata={"language": "en"})).rule == "toxic_paragraphs"
 
 
 def test_batches_agree_with_single_documents_and_pickling_drops_the_model():

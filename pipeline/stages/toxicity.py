@@ -6,6 +6,7 @@ stages:
     threshold: 0.99                  # drop when the whole document scores at or above this
     paragraph_threshold: 0.97        # a paragraph at or above this is toxic
     max_toxic_paragraph_share: 0.2   # drop when more than this share of the paragraphs is toxic
+    min_toxic_paragraphs: 2          # ... and at least this many are (one line of a 3-line entry is not enough)
     min_paragraph_chars: 40          # shorter lines are merged with the next one (pipeline.text.lid_units)
     languages: null                  # null: [en] for the bundled scorer, every language for a fastText model
     model: null                      # a fastText .bin (tokenmill classifier train) replacing the bundled scorer
@@ -26,7 +27,10 @@ per-call overhead of scikit-learn (input validation, sparse matrix set-up) is pa
 
 Metadata written on every scored document: ``toxicity: {score, toxic_paragraph_share}``. Rules:
 ``toxic_document`` (score: the document score), then ``toxic_paragraphs`` (score: the toxic share; extra
-``toxicity_score``). A document whose language (``metadata.language``, from the language stage) is not in
+``toxicity_score``) when more than ``max_toxic_paragraph_share`` of the paragraphs and at least
+``min_toxic_paragraphs`` of them are toxic: on a three-line dictionary entry one line is a third of the document
+(the GCIDE entry for "penis" was dropped so before ``min_toxic_paragraphs`` existed, benchmarks/toxicity_eval.py).
+A document whose language (``metadata.language``, from the language stage) is not in
 ``languages`` is kept unscored and counted in the stat ``toxicity_skipped_<lang>``; a document with no
 language (language stage off) is scored, counted in ``toxicity_language_unknown``, because skipping it would
 let every document of a run through unchecked.
@@ -59,6 +63,9 @@ class ToxicityConfig(StrictModel):
     paragraph_threshold: float = Field(default=0.97, ge=0, le=1, description="a paragraph scoring at or above is toxic")
     max_toxic_paragraph_share: float = Field(
         default=0.2, ge=0, le=1, description="drop when MORE than this share of the paragraphs is toxic (1: never)"
+    )
+    min_toxic_paragraphs: int = Field(
+        default=2, ge=1, description="the share rule needs at least this many toxic paragraphs (short documents)"
     )
     min_paragraph_chars: int = Field(default=40, ge=1, description="shorter lines are merged with the next one")
     max_chars: int | None = Field(default=100_000, gt=0, description="characters scored per document (null: all)")
@@ -181,8 +188,9 @@ class ToxicityStage(AccountedStep):
         """The units scored one by one (``lid_units``: lines, short ones merged with the next)."""
         return lid_units(text, self.config.min_paragraph_chars, self.config.max_chars)
 
-    def score_texts(self, texts: list[str]) -> list[tuple[float, float]]:
-        """``(document score, toxic paragraph share)`` for each text: every text and paragraph in one call."""
+    def score_texts(self, texts: list[str]) -> list[tuple[float, float, int]]:
+        """``(document score, toxic paragraph share, toxic paragraphs)`` of each text: every text and paragraph
+        in one call."""
         self.setup()
         cap = self.config.max_chars
         units = [self.paragraphs(t) for t in texts]
@@ -192,7 +200,7 @@ class ToxicityStage(AccountedStep):
         for i, ps in enumerate(units):
             toxic = sum(1 for v in values[at : at + len(ps)] if v >= self.config.paragraph_threshold)
             at += len(ps)
-            out.append((float(values[i]) if texts[i].strip() else 0.0, toxic / len(ps) if ps else 0.0))
+            out.append((float(values[i]) if texts[i].strip() else 0.0, toxic / len(ps) if ps else 0.0, toxic))
         return out
 
     def process(self, doc: Document) -> Drop | None:
@@ -212,11 +220,13 @@ class ToxicityStage(AccountedStep):
         if not chosen:
             return verdicts
         cfg = self.config
-        for i, (score, share) in zip(chosen, self.score_texts([docs[i].text or "" for i in chosen]), strict=True):
+        for i, (score, share, toxic) in zip(
+            chosen, self.score_texts([docs[i].text or "" for i in chosen]), strict=True
+        ):
             docs[i].metadata["toxicity"] = {"score": round(score, 6), "toxic_paragraph_share": round(share, 6)}
             if score >= cfg.threshold:
                 verdicts[i] = Drop(rule="toxic_document", score=score)
-            elif share > cfg.max_toxic_paragraph_share:
+            elif share > cfg.max_toxic_paragraph_share and toxic >= cfg.min_toxic_paragraphs:
                 verdicts[i] = Drop(rule="toxic_paragraphs", score=share, extra={"toxicity_score": round(score, 6)})
         return verdicts
 
