@@ -258,16 +258,16 @@ def build_sets(n_abusive: int, seed: int = 0) -> dict[str, dict[str, list[str]]]
         "abusive": {"abusive (phrases written for this set)": abusive_docs(n_abusive, rng)},
         "ordinary": {
             "fortunes (all English cookies)": cookies,
-            "gcide dictionary, ~2 KB": dictionary_docs("gcide", 2000, rng),
-            "devil's dictionary, ~2 KB": dictionary_docs("devil", 300, rng),
-            "pydoc, ~2 KB": pydoc_docs(),
-            "common licenses, ~2 KB": license_docs(),
+            "gcide dictionary, >= 2 KB": dictionary_docs("gcide", 2000, rng),
+            "devil's dictionary, >= 2 KB": dictionary_docs("devil", 300, rng),
+            "pydoc, >= 2 KB": pydoc_docs(),
+            "common licenses, >= 2 KB": license_docs(),
             "medical/legal (gcide, wordnet, fortunes)": sensitive,
             "double-meaning words (gcide, wordnet)": double,
         },
         "extra": {
             "abusive thread (half the lines abusive)": thread_docs(500, rng, cookies),
-            "abusive in ordinary text (2 lines in ~2 KB)": embedded_docs(500, rng),
+            "abusive in ordinary text (2 lines in >= 2 KB)": embedded_docs(500, rng),
             "implicit abuse (no swear words)": abusive_docs(200, rng, IMPLICIT_LINES),
         },
     }
@@ -311,23 +311,26 @@ def main() -> None:
             verdicts = []
             for at in range(0, len(docs), config.batch_size):
                 verdicts += stage.process_batch(docs[at : at + config.batch_size])
-            total_cpu += cpu_seconds() - start
+            spent = cpu_seconds() - start
+            total_cpu += spent
             total_docs += len(docs)
             dropped = [(d, v) for d, v in zip(docs, verdicts, strict=True) if v is not None]
             if group == "ordinary":
                 dropped_ordinary += dropped
-            rows.append((group, row, len(docs), len(dropped)))
+            rows.append((group, row, len(docs), len(dropped), spent, sum(len(t) for t in texts)))
     print()
-    print("| set | documents | dropped % | kept % |")
-    print("|---|---:|---:|---:|")
+    print("| set | documents | mean chars | dropped % | kept % | docs / CPU-s |")
+    print("|---|---:|---:|---:|---:|---:|")
     for group in ("abusive", "ordinary", "extra"):
-        for g, row, n, d in rows:
+        for g, row, n, d, spent, chars in rows:
             if g == group and n:
-                print(f"| {row} | {n:,} | {100 * d / n:.2f} | {100 * (n - d) / n:.2f} |")
+                rate = f"{n / spent:,.0f}" if spent > 0 else "-"
+                cells = f"{n:,} | {chars / n:,.0f} | {100 * d / n:.2f} | {100 * (n - d) / n:.2f} | {rate}"
+                print(f"| {row} | {cells} |")
         if group == "ordinary":
             n = sum(r[2] for r in rows if r[0] == group)
             d = sum(r[3] for r in rows if r[0] == group)
-            print(f"| **all ordinary** | {n:,} | {100 * d / n:.2f} | **{100 * (n - d) / n:.2f}** |")
+            print(f"| **all ordinary** | {n:,} | | {100 * d / n:.2f} | **{100 * (n - d) / n:.2f}** | |")
     print(f"\nthroughput: {total_docs:,} documents in {total_cpu:.2f} CPU-s = {total_docs / total_cpu:,.0f} docs/CPU-s")
     for doc, verdict in dropped_ordinary[: args.show]:
         meta = doc.metadata["toxicity"]

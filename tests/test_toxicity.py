@@ -86,6 +86,27 @@ def test_config_is_strict_and_checks_its_keys(tmp_path):
     assert load_recipe(tmp_path / "r.yaml").stages.toxicity == ToxicityConfig()
 
 
+def test_a_pickle_for_another_scikit_learn_is_an_error_not_a_warning(monkeypatch):
+    import warnings
+
+    import joblib
+    from sklearn.exceptions import InconsistentVersionWarning
+
+    from pipeline.stages.toxicity import BundledScorer
+
+    def load(path):
+        warnings.warn(
+            InconsistentVersionWarning(
+                estimator_name="TfidfVectorizer", current_sklearn_version="0.0", original_sklearn_version="9.9"
+            ),
+            stacklevel=2,
+        )
+
+    monkeypatch.setattr(joblib, "load", load)
+    with pytest.raises(ToxicityError, match="does not match the installed scikit-learn"):
+        BundledScorer()
+
+
 def test_ordinary_text_others_wrote_is_kept():
     stage = ToxicityStage()
     docs = [Document(text=t, id=str(i), metadata={"language": "en"}) for i, t in enumerate(pages())]
@@ -145,6 +166,8 @@ def test_batches_agree_with_single_documents_and_pickling_drops_the_model():
         again = clone.process(single)
         assert (again and again.rule) == (verdict and verdict.rule)
         assert single.metadata["toxicity"]["score"] == pytest.approx(doc.metadata["toxicity"]["score"], abs=1e-6)
+        # the document's counts summed from its paragraphs score as the whole text through the package's vectorizer
+        assert doc.metadata["toxicity"]["score"] == pytest.approx(stage._scorer.scores([doc.text])[0], abs=1e-6)
     assert verdicts[-1] is not None and verdicts[-1].rule == "toxic_document"
 
 
