@@ -22,8 +22,9 @@ word-level; docs/toxicity.md lists its limits and how to replace it with a fastT
 
 Paragraphs are the document's lines, short ones merged forward until ``min_paragraph_chars`` (the same
 ``lid_units`` the language stage votes over: extracted web text puts each block element on its own line).
-Each batch of documents is scored in ONE vectorised call over every document text and every paragraph, so the
-per-call overhead of scikit-learn (input validation, sparse matrix set-up) is paid once per batch.
+Each batch of documents is scored in ONE ``predict_proba`` (or fastText) call over every document and every
+paragraph, so the per-call overhead is paid once per batch; the bundled scorer also tokenises each paragraph
+once and sums a document's counts from them (``BundledScorer.score_units``).
 
 Metadata written on every scored document: ``toxicity: {score, toxic_paragraph_share}``. Rules:
 ``toxic_document`` (score: the document score), then ``toxic_paragraphs`` (score: the toxic share; extra
@@ -47,13 +48,15 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
+from pipeline.readers.common import InputError
 from pipeline.text import lid_units
 
 BUNDLED_LANGUAGES = ("en",)
 
 
-class ToxicityError(ValueError):
-    """The toxicity scorer cannot be loaded as configured (missing package or model, mismatched pickle)."""
+class ToxicityError(InputError):
+    """The toxicity scorer cannot be loaded as configured (missing package or model, mismatched pickle); an
+    ``InputError``, so the CLI reports it as one ``error:`` line."""
 
 
 class ToxicityConfig(StrictModel):
