@@ -114,6 +114,7 @@ def _stage_models() -> dict[str, type[BaseModel]]:
     from pipeline.stages.language import LanguageConfig
     from pipeline.stages.pii import PIIConfig
     from pipeline.stages.quality import QualityConfig
+    from pipeline.stages.toxicity import ToxicityConfig
     from pipeline.tokenize.config import TokenizeConfig
     from training.budget import PlanOptions
 
@@ -127,6 +128,7 @@ def _stage_models() -> dict[str, type[BaseModel]]:
         "pii": PIIConfig,
         "decontaminate": DecontaminateConfig,
         "classify": ClassifierConfig,
+        "toxicity": ToxicityConfig,
     }
 
 
@@ -137,6 +139,7 @@ QualityConfig = _models["quality"]
 PIIConfig = _models["pii"]
 DecontaminateConfig = _models["decontaminate"]
 ClassifierConfig = _models["classify"]
+ToxicityConfig = _models["toxicity"]
 DedupConfig = _models["dedup"]
 TokenizeConfig = _models["tokenize"]
 PlanOptions = _models["plan"]
@@ -150,6 +153,8 @@ class StagesConfig(StrictModel):
     quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
     #: fastText classifiers, in order (docs/classify.md); after quality, before decontaminate and PII
     classify: list[ClassifierConfig] | None = None  # type: ignore[valid-type]
+    #: off unless set (docs/toxicity.md; `toxicity: {}` for the defaults); after classify, before decontaminate
+    toxicity: ToxicityConfig | None = None  # type: ignore[valid-type]
     #: off unless the recipe names eval sets (docs/decontaminate.md); runs after quality, before PII
     decontaminate: DecontaminateConfig | None = None  # type: ignore[valid-type]
     pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]

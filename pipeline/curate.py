@@ -1,6 +1,7 @@
 """Assemble a source's curation pipeline and the datatrove executor that runs it.
 
-read → [ledger] → extract → language → quality → [classify] → [decontaminate] → pii → write curated/<source>/ → [ledger]
+read → [ledger] → extract → language → quality → [classify] → [toxicity] → [decontaminate] → pii
+→ write curated/<source>/ → [ledger]
 
 With classify ``mode: route`` a route writer sits before the curated writer: the documents a classifier marked go
 to ``curated/<target>/routed-from-<source>/`` (pipeline.routing).
@@ -31,6 +32,7 @@ from pipeline.stages.extract import ExtractStage
 from pipeline.stages.language import LanguageStage
 from pipeline.stages.pii import PIIStage
 from pipeline.stages.quality import QualityStage
+from pipeline.stages.toxicity import ToxicityStage
 
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
@@ -43,6 +45,8 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
         steps.append(QualityStage(stages_cfg.quality, drops_dir=drops_dir))
     if stages_cfg.classify:
         steps.append(ClassifyStage(stages_cfg.classify, drops_dir=drops_dir))
+    if stages_cfg.toxicity is not None:
+        steps.append(ToxicityStage(stages_cfg.toxicity, drops_dir=drops_dir))
     if stages_cfg.decontaminate is not None:
         # before PII: redaction placeholders would break the eval passages' n-grams
         steps.append(DecontaminateStage(stages_cfg.decontaminate, drops_dir=drops_dir))
@@ -188,7 +192,7 @@ def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
     return factory
 
 
-CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "decontaminate", "pii")
+CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii")
 
 
 def input_files(reader: PipelineStep) -> int | None:
