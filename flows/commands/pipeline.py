@@ -20,9 +20,10 @@ def register(app: typer.Typer) -> None:
         from pipeline.layout import RunDirError, RunLayout
         from pipeline.readers import InputError
         from pipeline.run import resolve_run
+        from training.recipe import load_recipe
 
         try:  # a typo or a folder another run holds fails here, before Prefect (and its server) start
-            RunLayout.at(resolve_run(recipe, None, output).output_dir).check_unlocked()
+            RunLayout.at(resolve_run(load_recipe(recipe), None, output).output_dir).check_unlocked()
         except (RecipeError, FileNotFoundError, InputError, RunDirError) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None

@@ -59,9 +59,10 @@ def tokenize(
     from rich.markup import escape
 
     from pipeline import progress
-    from pipeline.config import RecipeError, load_recipe
+    from pipeline.config import RecipeError
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
+    from training.recipe import load_recipe
 
     console = Console(stderr=True)
     if tokenizer is not None and vocab_size is not None:
