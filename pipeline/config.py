@@ -181,9 +181,7 @@ class CurationRecipe(StrictModel):
     stages: StagesConfig = StagesConfig()
     executor: ExecutorConfig = ExecutorConfig()
     report: ReportConfig = Field(default=ReportConfig(), description="end-of-run warnings (docs/report.md)")
-    plan: dict[str, Any] | None = Field(
-        default=None, description="budget-check options (docs/plan.md); typed by training.recipe"
-    )
+    plan: dict[str, Any] | None = Field(default=None, description="budget-check options (docs/plan.md)")
     train: dict[str, Any] | None = Field(
         default=None, description="training options (docs/train.md); shards and output come from the run directory"
     )
