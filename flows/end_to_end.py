@@ -22,10 +22,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from pipeline.config import Recipe
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
+from training.recipe import Recipe, load_recipe
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
@@ -362,7 +362,7 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
     from pipeline.run import resolve_run
 
-    resolved = resolve_run(recipe, None, output)
+    resolved = resolve_run(load_recipe(recipe), None, output)
     with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
         return _pipeline_locked(resolved, force)
 

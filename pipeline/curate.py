@@ -20,7 +20,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
 from pipeline.accounting import Ledger
-from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
+from pipeline.config import CurationRecipe, ExecutorConfig, SourceConfig, StagesConfig
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 from pipeline.readers import build_reader
@@ -56,7 +56,7 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
 
 
 def build_source_pipeline(
-    recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
+    recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
 ) -> list[PipelineStep]:
     from datatrove.pipeline.writers import JsonlWriter
 
@@ -210,7 +210,7 @@ def input_files(reader: PipelineStep) -> int | None:
     return sum(1 for name in listing if accepts is None or accepts(name))
 
 
-def source_tasks(recipe: Recipe, reader: PipelineStep) -> int:
+def source_tasks(recipe: CurationRecipe, reader: PipelineStep) -> int:
     """Ranks for one source: ``executor.tasks``, but never more than the source has input files.
 
     Measured with ``benchmarks/fixed_cost.py``: a 20-document JSONL through ``configs/web.yaml``
@@ -221,7 +221,7 @@ def source_tasks(recipe: Recipe, reader: PipelineStep) -> int:
 
 
 def curation_fingerprint(
-    recipe: Recipe, source: SourceConfig, input_path: str | None = None, tasks: int | None = None
+    recipe: CurationRecipe, source: SourceConfig, input_path: str | None = None, tasks: int | None = None
 ) -> str:
     """What a source's curated output depends on: source, its stages, ranks, inputs, code.
 
@@ -282,7 +282,9 @@ def ensure_ray(address: str | None) -> None:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
 
 
-def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None) -> str:
+def curate_source(
+    recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
+) -> str:
     """Run one source's curation pipeline and return its fingerprint.
 
     Finished ranks are skipped on a rerun with the same fingerprint; a changed recipe, input or code
