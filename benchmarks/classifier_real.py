@@ -17,7 +17,7 @@ with the ``classify`` stage in ``route`` mode (0.5; extract and classify only) i
 Python pages the crawl held (recall) and against everything routed (precision), and the accounts
 (read = kept + routed + dropped, the routed count against the target folder) are checked.
 
-    python benchmarks/classifier_real.py [--epochs 5,20,50] [--mine-epoch 50] [--mine-threshold 0.5] [--mine-only]
+    python benchmarks/classifier_real.py [--epochs 5,20,50] [--mine-epoch 50] [--mine-threshold 0.5|p95] [--mine-only]
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def general_pages(out: str) -> tuple[str, str]:
     return html_dir, readme_dir
 
 
-def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int, threshold: float = 0.5) -> None:
+def mine(
+    tmp: str, negative_paths: list[str], epoch: int, seed: int, threshold: float | str = 0.5, balance: bool = True
+) -> None:
     """Train on half the files, curate the other half mixed together with the classify stage in route mode; print
     recall and precision of the Python pages routed, and the accounts."""
     import gzip as gz
@@ -101,7 +103,12 @@ def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int, threshold: 
         pos = load_texts([folders["pos"]], name="positive")
         neg = load_texts([folders["neg"]], name="negative")
     model = os.path.join(tmp, "mine", "python.bin")
-    card = train_classifier(pos.texts, neg.texts, model, label="python", params=Hyperparameters(epoch=epoch, seed=seed))
+    params = Hyperparameters(epoch=epoch, seed=seed, balance=balance)
+    card = train_classifier(pos.texts, neg.texts, model, label="python", params=params)
+    if isinstance(threshold, str):  # a percentile of the held-out negatives: chosen blind, before the crawl is scored
+        picked = threshold
+        threshold = float(card["heldout"]["negative_score_percentiles"][picked])
+        print(f"threshold {picked} of the training half's held-out negatives: {threshold:.4f}")
     recipe = {
         "name": "mine",
         "output_dir": os.path.join(tmp, "mine", "run"),
@@ -168,7 +175,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mine-epoch", type=int, default=50)
     parser.add_argument("--mine-only", action="store_true", help="skip the epoch/balance sweep; only mine")
-    parser.add_argument("--mine-threshold", type=float, default=0.5, help="the route classifier's threshold")
+    parser.add_argument(
+        "--mine-threshold",
+        type=lambda v: v if v.startswith("p") else float(v),
+        default=0.5,
+        help="the route classifier's threshold, or a percentile of the held-out negatives' scores (p95, p99)",
+    )
+    parser.add_argument(
+        "--mine-balance",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="down-sample the negatives to the positives' count (DCLM) when training the mining classifier",
+    )
     args = parser.parse_args()
     if not os.path.isdir(PYTHON_HTML) or not os.path.isdir(HANDBOOK):
         raise SystemExit("needs the packages python3-doc, debian-handbook and debian-reference-en (apt-get install)")
@@ -182,7 +200,7 @@ def main() -> None:
         positive_paths = [f"{PYTHON_HTML}/**/*.html"]
         negative_paths = [HANDBOOK, REFERENCE, html_dir, readme_dir]
         if args.mine_only:
-            mine(tmp, negative_paths, args.mine_epoch, args.seed, args.mine_threshold)
+            mine(tmp, negative_paths, args.mine_epoch, args.seed, args.mine_threshold, args.mine_balance)
             return
         before = cpu_seconds()
         with quiet_datatrove():
@@ -204,7 +222,7 @@ def main() -> None:
                     f"precision {held['precision']}, recall {held['recall']}, F1 {held['f1']}, "
                     f"ROC-AUC {held['roc_auc']}"
                 )
-        mine(tmp, negative_paths, args.mine_epoch, args.seed, args.mine_threshold)
+        mine(tmp, negative_paths, args.mine_epoch, args.seed, args.mine_threshold, args.mine_balance)
         flags = " ".join(f"--negative '{p}'" for p in (HANDBOOK, REFERENCE))
         print(
             "\nthe same from the command line (general pages: the two folders this script builds):\n"
