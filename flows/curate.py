@@ -14,67 +14,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
+from prefect import flow, get_run_logger
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from flows.artifacts import publish_curation_artifacts
+from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.atomic import write_json_atomic
 from pipeline.layout import RunLayout
-from pipeline.run import (
-    CurationSteps,
-    account_and_report,
-    curate_one_source,
-    curate_run,
-    dedup_run_dir,
-    resolve_run,
-    run_tokenize_stage,
-)
+from pipeline.run import CurationSteps, curate_run, resolve_run
 from training.recipe import Recipe, load_recipe
-
-
-@task(name="curate-source", task_run_name="curate-{source_name}")
-def curate_source_task(recipe: Recipe, source_name: str, run_dir: str) -> str:
-    return curate_one_source(recipe, source_name, run_dir)
-
-
-@task(name="dedup")
-def dedup_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    return dedup_run_dir(recipe, run_dir)
-
-
-@task(name="account-and-report")
-def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
-    return account_and_report(recipe, run_dir, dedup)
-
-
-@task(name="tokenize")
-def tokenize_task(recipe: Recipe, run_dir: str) -> dict[str, Any]:
-    return run_tokenize_stage(recipe, RunLayout.at(run_dir))
 
 
 def log_warnings(logger, summary: dict) -> None:  # noqa: ANN001 - a Prefect run logger or a logging.Logger
     """Each end-of-run warning of the curation report (``pipeline.report.curation_warnings``) as a log warning."""
     for warning in summary.get("warnings") or []:
         logger.warning(warning)
-
-
-def funnel_markdown(summary: dict) -> str:
-    """The curation summary as a Prefect artifact: tables only (a relative image link would not render there)."""
-    from pipeline.report import pct
-
-    lines = [f"- ⚠ {w}" for w in summary.get("warnings") or []]
-    lines += ["", "| source | read | kept | kept % | dropped | balanced |", "|---|---:|---:|---:|---:|:-:|"]
-    for src in summary["sources"]:
-        lines.append(
-            f"| {src['source']} | {src['read']:,} | {src['kept_final']:,} | {pct(src['kept_final'], src['read'])} |"
-            f" {src['dropped_total']:,} | {'yes' if src['balanced'] else 'NO'} |"
-        )
-    lines += ["", "| source | stage | rule | dropped | % of read |", "|---|---|---|---:|---:|"]
-    for src in summary["sources"]:
-        for stage, rules in src["dropped"].items():
-            for rule, count in sorted(rules.items(), key=lambda kv: -kv[1]):
-                lines.append(f"| {src['source']} | {stage} | {rule} | {count:,} | {pct(count, src['read'])} |")
-    return "\n".join(lines).lstrip("\n")
 
 
 def dated_output(output_root: str, when: dt.datetime | None = None) -> str:
@@ -148,23 +102,8 @@ def _curate_locked(
     logger = get_run_logger()
     steps = CurationSteps(curate_source_task, dedup_task, account_and_report_task)
     layout, summary, dedup = curate_run(resolved, overwrite, steps, logger)
-    if dedup is not None:
-        create_markdown_artifact(
-            key="dedup-summary",
-            markdown=_dedup_md(dedup),
-            description="tokenmill dedup: documents kept and dropped as duplicates, per source and rule",
-        )
     log_warnings(logger, summary)
-    from flows.end_to_end import publish_model_stage_artifacts
-
-    publish_model_stage_artifacts(
-        summary, lambda key, md, text: create_markdown_artifact(key=key, markdown=md, description=text)
-    )
-    create_markdown_artifact(
-        key="curation-funnel",
-        markdown=funnel_markdown(summary),
-        description=f"tokenmill curation of {resolved.name}: documents read, kept and dropped per source and rule",
-    )
+    publish_curation_artifacts(summary, dedup, resolved.name)
     result: dict[str, Any] = {"run_dir": str(layout.root), "report": str(layout.report_md), **summary}
     if dedup is not None:
         result["dedup"] = dedup
@@ -190,9 +129,3 @@ def _curate_locked(
         result["corpus_manifest"] = str(corpus)
     logger.info("report: %s", layout.report_md)
     return result
-
-
-def _dedup_md(dedup: dict[str, Any]) -> str:
-    from pipeline.dedup.result import DedupResult, dedup_report_md
-
-    return dedup_report_md(DedupResult.model_validate(dedup))

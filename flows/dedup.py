@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from flows.artifacts import publish_dedup_artifact
 
 
 def _executor_factory(executor: dict[str, Any] | None):
@@ -111,25 +111,20 @@ def dedup(
     """
     import os
 
+    from pipeline.dedup.config import recipe_dedup_settings
     from pipeline.dedup.io import DedupInput
-    from pipeline.dedup.result import DedupResult, dedup_report_md
     from pipeline.readers.common import source_name_for
 
     logger = get_run_logger()
-    settings: dict[str, Any] = {}
-    priorities: dict[str, int] = {}
+    loaded = None
     if recipe:
         from training.recipe import load_recipe
 
         loaded = load_recipe(recipe)
-        stage = getattr(loaded.stages, "dedup", None)
-        settings = stage.model_dump() if stage is not None else {}
-        priorities = {s.name: s.priority for s in loaded.sources}
         executor = executor or loaded.executor.model_dump()
         tasks = tasks or loaded.executor.tasks
         run_dir = run_dir or (None if input else loaded.output_dir)
-    settings = {**settings, **(config or {})}
-    priorities = {**priorities, **(priority or {})}
+    settings, priorities = recipe_dedup_settings(loaded, config, priority)
     if (run_dir is None) == (input is None):
         raise ValueError("give exactly one of run_dir (a curation run) or input (a JSONL/Parquet dataset)")
     if run_dir is not None:
@@ -149,8 +144,7 @@ def dedup(
     cluster_task(plan, settings, priorities, executor)
     filter_task(plan, executor)
     result = finish_task(plan, settings)
-    markdown = dedup_report_md(DedupResult.model_validate(result))
-    create_markdown_artifact(key="dedup", markdown=markdown, description=f"tokenmill dedup of {source_spec.folder}")
+    publish_dedup_artifact(result, key="dedup", description=f"tokenmill dedup of {source_spec.folder}")
     for problem in result["problems"]:
         logger.warning(problem)
     logger.info("dedup: %d in, %d kept, %d dropped", result["documents"], result["kept"], result["dropped"])

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from flows.artifacts import publish_markdown, publish_stage_artifacts
+from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
@@ -60,39 +61,6 @@ STAGE_TASK = {
 
 class PlanRefused(TokenmillError, RuntimeError):
     """The budget gate found blocking problems and the run was not forced."""
-
-
-@task(name="curate-source", task_run_name="curate-{source_name}", **STAGE_TASK)
-def curate_stage(recipe: Recipe, source_name: str, cache_key: str) -> str:
-    from pipeline.curate import curate_source
-
-    source = next(s for s in recipe.sources if s.name == source_name)
-    return curate_source(recipe, source, RunLayout.at(recipe.output_dir))
-
-
-@task(name="dedup", **STAGE_TASK)
-def dedup_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
-    from pipeline.curate import executor_factory
-    from pipeline.run import run_dedup_stage
-
-    result = run_dedup_stage(recipe, RunLayout.at(recipe.output_dir), executor_factory(recipe.executor, "dedup"))
-    return result.model_dump(mode="json")
-
-
-@task(name="account")
-def account_stage(recipe: Recipe) -> dict[str, Any]:
-    """Check read == kept + dropped per source and write the curation part of the report."""
-    from pipeline.run import write_curation_report
-
-    return write_curation_report(recipe, RunLayout.at(recipe.output_dir))
-
-
-@task(name="tokenize", **STAGE_TASK)
-def tokenize_stage(recipe: Recipe, cache_key: str) -> dict[str, Any]:
-    from pipeline.curate import executor_factory
-    from pipeline.run import run_tokenize_stage
-
-    return run_tokenize_stage(recipe, RunLayout.at(recipe.output_dir), executor_factory(recipe.executor, "tokenize"))
 
 
 def plan_options(recipe: Recipe) -> Any:
@@ -173,14 +141,19 @@ def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
 
 @task(name="report")
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
-    """Add the later stages to the report and the one funnel: raw records → documents → tokens → steps."""
-    from pipeline.report import add_section, demote_headings, rebase_images, routed_section
+    """Add the later stages to the report (the dedup section is the account task's) and the one funnel: raw
+    records → documents → tokens → steps."""
+    from pipeline.report import (
+        add_section,
+        demote_headings,
+        funnel_numbers,
+        rebase_images,
+        routed_section,
+        run_summary,
+        shards_markdown,
+    )
 
     layout = RunLayout.at(recipe.output_dir)
-    if results.get("dedup"):
-        from pipeline.dedup.result import DedupResult, dedup_report_md
-
-        add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(results["dedup"])), results["dedup"])
     if results.get("tokenize"):
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
         routed = routed_section((results.get("curation") or {}).get("sources") or [], results["tokenize"])
@@ -207,138 +180,6 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     add_section(layout, "summary", summary, {"funnel": funnel_numbers(results)})
     publish_stage_artifacts(layout, results)
     return summary
-
-
-def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
-    """One markdown artifact per stage in the Prefect UI (kept/dropped by rule, mix, plan, training), each with
-    a description and without image links (``without_images``: they would not render there)."""
-    from flows.curate import funnel_markdown
-    from pipeline.report import without_images
-
-    def publish(key: str, markdown: str, description: str) -> None:
-        create_markdown_artifact(key=key, markdown=without_images(markdown), description=description)
-
-    if results.get("curation"):
-        publish(
-            "curation-funnel",
-            funnel_markdown(results["curation"]),
-            "tokenmill curation: documents read, kept and dropped per source and rule",
-        )
-    publish_model_stage_artifacts(results.get("curation") or {}, publish)
-    if results.get("dedup"):
-        from pipeline.dedup.result import DedupResult, dedup_report_md
-
-        publish(
-            "dedup-summary",
-            dedup_report_md(DedupResult.model_validate(results["dedup"])),
-            "tokenmill dedup: documents kept and dropped as duplicates",
-        )
-    if results.get("tokenize"):
-        description = "tokenmill token shards: tokens per source and split"
-        publish("token-mix", shards_markdown(results["tokenize"]), description)
-    if (layout.root / "plan.md").exists():
-        publish(
-            "training-plan",
-            (layout.root / "plan.md").read_text(encoding="utf-8"),
-            "tokenmill training plan: Chinchilla budget check, verdicts, memory per GPU",
-        )
-    train_report = layout.root / "train" / "train_report.md"
-    if results.get("train") and train_report.exists():
-        publish("training-summary", train_report.read_text(encoding="utf-8"), "tokenmill training: steps, loss, time")
-
-
-def publish_model_stage_artifacts(summary: dict[str, Any], publish) -> None:  # noqa: ANN001 - publish(key, md, text)
-    """The classify score summary and the contamination per eval set, rendered as report.md renders them
-    (``pipeline.report.classify_markdown`` / ``decontamination_markdown``); nothing when the stages are off."""
-    from pipeline.report import classify_markdown, decontamination_markdown
-
-    if summary.get("classify"):
-        description = "tokenmill classify: scores of the kept documents, drops and top_percent cutoffs per classifier"
-        publish("classify-scores", classify_markdown(summary["classify"]), description)
-    if summary.get("decontamination"):
-        description = "tokenmill decontaminate: documents dropped or cut, matches and top items per eval set"
-        publish("decontamination", decontamination_markdown(summary["decontamination"]), description)
-
-
-def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
-    curation = results.get("curation", {})
-    sources = curation.get("sources", [])
-    numbers: dict[str, Any] = {
-        "records_read": sum(s["read"] for s in sources),
-        "documents_kept": sum(s["kept_final"] for s in sources),
-        "documents_dropped": sum(s["dropped_total"] for s in sources),
-    }
-    manifest = results.get("tokenize") or {}
-    totals = manifest.get("totals") or {}
-    if totals:
-        numbers["tokens"] = totals
-    train = results.get("train") or {}
-    if train:
-        numbers["trained_steps"] = train.get("step")
-        numbers["final_loss"] = train.get("final_loss")
-    return numbers
-
-
-def shards_markdown(manifest: dict[str, Any]) -> str:
-    """Tokens per source and split as a table, the mix's repeats explained, the tokenizer's warnings."""
-    lines = ["## Token shards", "", f"dtype {manifest.get('dtype')}, vocab {manifest.get('vocab_size'):,}", ""]
-    sources = manifest.get("sources") or {}
-    rows = {name: info for name, info in sources.items() if isinstance(info, dict)} if isinstance(sources, dict) else {}
-    if rows:
-        lines += [
-            "| source | train tokens (unique) | train tokens (mixed) | repeats | share requested → achieved "
-            "| held-out tokens | documents train / held-out / mixed |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-        ]
-        for name, info in rows.items():
-            tokens, docs = info.get("tokens") or {}, info.get("documents") or {}
-            lines.append(
-                f"| {name} | {_num(tokens.get('train'))} | {_num(tokens.get('mixed'))} | {_num(info.get('repeats'), 2)}"
-                f" | {_share(info.get('requested_share'))} → {_share(info.get('achieved_share'))}"
-                f" | {_num(tokens.get('heldout'))} | {_num(docs.get('train'))} / {_num(docs.get('heldout'))} /"
-                f" {_num(docs.get('mixed'))} |"
-            )
-        totals = manifest.get("totals") or {}
-        if totals:
-            lines.append(
-                f"| **total** | | **{_num(totals.get('train_tokens'))}** | | | **{_num(totals.get('heldout_tokens'))}**"
-                f" | {_num(totals.get('train_documents'))} (mixed) / {_num(totals.get('heldout_documents'))} |"
-            )
-        lines += [
-            "",
-            "Unique train tokens are the source's own documents in the train split; mixed tokens are what the "
-            "train split holds after the mix. repeats = mixed / unique: above 1 the source is upsampled (its "
-            "documents are written more than once — upsampled repeats are extra copies of the same documents, "
-            "not new text), below 1 downsampled. Held-out documents are never mixed or repeated.",
-            "",
-        ]
-    for warning in manifest.get("warnings") or []:
-        lines.append(f"- ⚠ {warning}")
-    return "\n".join(lines) + "\n"
-
-
-def _num(value: Any, digits: int = 0) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "—" if value is None else str(value)
-    return f"{value:,.{digits}f}"
-
-
-def _share(value: Any) -> str:
-    return f"{100 * value:.1f} %" if isinstance(value, (int, float)) else "—"
-
-
-def run_summary(results: dict[str, Any]) -> str:
-    """The run in one table: records read → documents kept → tokens → steps, numbers rounded."""
-    numbers = funnel_numbers(results)
-    lines = ["## Run summary", "", "| step | amount |", "|---|---:|"]
-    for key, value in numbers.items():
-        if key == "tokens" and isinstance(value, dict):
-            for name, amount in value.items():
-                lines.append(f"| {name.replace('_', ' ')} | {_num(amount)} |")
-            continue
-        shown = _num(value, 3) if key == "final_loss" else _num(value)
-        lines.append(f"| {key.replace('_', ' ')} | {shown} |")
-    return "\n".join(lines) + "\n"
 
 
 class Progress:
@@ -374,6 +215,7 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     logger = get_run_logger()
     layout = prepare_run_dir(resolved)
     logger.info("run directory %s", layout.root)
+    run_dir = str(layout.root)
     results: dict[str, Any] = {}
     pipeline_code = code_version("pipeline")
     stages_total = (
@@ -387,7 +229,9 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     for source in resolved.sources:
         key = digest("curate", curation_fingerprint(resolved, source))
         outputs_present = (layout.curated(source.name)).is_dir()
-        curate_stage.with_options(refresh_cache=not outputs_present)(resolved, source.name, cache_key=key)
+        curate_source_task.with_options(**STAGE_TASK, refresh_cache=not outputs_present)(
+            resolved, source.name, run_dir, cache_key=key
+        )
         curate_keys[source.name] = key
         progress.advance()
     upstream = digest(sorted(curate_keys.items()))
@@ -401,11 +245,13 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
             pipeline_code,
         )
         present = all(layout.deduped(s.name).is_dir() for s in resolved.sources)
-        results["dedup"] = dedup_stage.with_options(refresh_cache=not present)(resolved, cache_key=key)
+        results["dedup"] = dedup_task.with_options(**STAGE_TASK, refresh_cache=not present)(
+            resolved, run_dir, cache_key=key
+        )
         upstream = key
         progress.advance()
 
-    results["curation"] = account_stage(resolved)
+    results["curation"] = account_and_report_task(resolved, run_dir, results.get("dedup"))
     for warning in results["curation"].get("warnings") or []:
         logger.warning(warning)
     progress.advance()
@@ -415,7 +261,9 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
             "tokenize", resolved.stages.tokenize.model_dump(mode="json"), source_mix(resolved), upstream, pipeline_code
         )
         present = (layout.shards / "manifest.json").exists()
-        results["tokenize"] = tokenize_stage.with_options(refresh_cache=not present)(resolved, cache_key=key)
+        results["tokenize"] = tokenize_task.with_options(**STAGE_TASK, refresh_cache=not present)(
+            resolved, run_dir, cache_key=key
+        )
         upstream = key
         progress.advance()
 
@@ -443,6 +291,6 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
 
     summary = report_stage(resolved, results)
     progress.advance()
-    create_markdown_artifact(key="run-summary", markdown=summary, description=f"tokenmill pipeline {resolved.name}")
+    publish_markdown("run-summary", summary, f"tokenmill pipeline {resolved.name}")
     logger.info("report: %s", layout.report_md)
     return {"run_dir": str(layout.root), "report": str(layout.report_md), **results}

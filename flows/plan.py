@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from flows.artifacts import publish_plan_artifact
 from training.budget import PlanOptions, check, load_plan_options, plan_from_options
 from training.plan_report import render_markdown, write_report
 
@@ -37,11 +37,5 @@ def plan(options: dict[str, Any] | None = None, recipe: str | None = None, outpu
         logger.info("report: %s", paths["markdown"])
     else:
         markdown = render_markdown(result, png=None, blocking=blocking)
-    from pipeline.report import without_images  # a relative image link does not render in the Prefect UI
-
-    create_markdown_artifact(
-        key="training-plan",
-        markdown=without_images(markdown),
-        description="tokenmill budget check: verdicts (blocking first), compute, memory per GPU",
-    )
+    publish_plan_artifact(markdown)  # image lines dropped: a relative link does not render in the Prefect UI
     return result.to_dict() | {"blocking": blocking}

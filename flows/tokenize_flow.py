@@ -1,7 +1,8 @@
 """The ``tokenize`` Prefect flow: a curation run (or any JSONL/Parquet input) → mixed token shards.
 
 Thin by design: one task calls ``pipeline.tokenize.run_tokenize``; the flow adds the recipe lookup (source
-weights/epochs, ``stages.tokenize`` once the recipe has it), run logging and a markdown artifact of the mix.
+weights/epochs, ``stages.tokenize`` once the recipe has it), run logging and the ``token-mix`` artifact (the
+manifest table of report.md's shards section, ``flows.artifacts``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from flows.artifacts import publish_shards_artifact
 
 
 @task(name="tokenize-shards")
@@ -27,20 +28,6 @@ def tokenize_task(
     from pipeline.tokenize.run import run_tokenize
 
     return run_tokenize(input_path, output_dir, TokenizeConfig.model_validate(config or {}), sources, None, recipe_hash)
-
-
-def mix_markdown(manifest: dict[str, Any]) -> str:
-    lines = [
-        "| source | docs train | docs held-out | tokens mixed | requested | achieved | repeats | bytes/token |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, s in manifest["sources"].items():
-        lines.append(
-            f"| {name} | {s['documents']['train']} | {s['documents']['heldout']} | {s['tokens']['mixed']} |"
-            f" {s['requested_share']:.2%} | {s['achieved_share']:.2%} | {s['repeats']:.2f} | {s['bytes_per_token']} |"
-        )
-    lines += ["", *[f"- warning: {w}" for w in manifest.get("warnings", [])]]
-    return "\n".join(lines)
 
 
 @flow(name="tokenize", log_prints=True)
@@ -68,7 +55,7 @@ def tokenize(
     output = output or str(Path(input) / "shards")
     logger.info("tokenizing %s into %s", input, output)
     manifest = tokenize_task(input, output, settings, mix, recipe_hash)
-    create_markdown_artifact(key="token-mix", markdown=mix_markdown(manifest), description=f"token mix of {input}")
+    publish_shards_artifact(manifest, of=input)
     for warning in manifest["warnings"]:
         logger.warning(warning)
     return {

@@ -192,7 +192,63 @@ def _ext(ext: str) -> str:
 
 
 def _stage_order(account: SourceAccount) -> list[str]:
-    return [s for s in STAGE_ORDER if s in account.dropped] + sorted(set(account.dropped) - set(STAGE_ORDER))
+    return _stages_in(account.dropped)
+
+
+def _stages_in(dropped: dict[str, Any]) -> list[str]:
+    """The stages of a ``stage -> rule -> count`` mapping in pipeline order, unknown stages last (sorted)."""
+    return [s for s in STAGE_ORDER if s in dropped] + sorted(set(dropped) - set(STAGE_ORDER))
+
+
+#: the per-source table of a curation run: report.md, the ``curation-funnel`` artifact and ``tokenmill curate``
+SOURCE_COLUMNS = ("source", "read", "kept", "kept %", "dropped", "balanced")
+SOURCE_ALIGN = "|---|---:|---:|---:|---:|:-:|"
+#: a source's drops by rule (report.md's per-source table; the artifact adds a source column)
+RULE_COLUMNS = ("stage", "rule", "dropped", "% of read")
+RULE_ALIGN = "|---|---|---:|---:|"
+
+
+def markdown_table(columns: tuple[str, ...], align: str, rows: list[list[str]]) -> list[str]:
+    """A markdown table as lines: the header, the ``align`` row (e.g. ``|---|---:|``), one line per row of cells."""
+    return ["| " + " | ".join(columns) + " |", align, *("| " + " | ".join(row) + " |" for row in rows)]
+
+
+def source_rows(sources: list[dict[str, Any]]) -> list[list[str]]:
+    """The ``SOURCE_COLUMNS`` cells of each source (``SourceAccount.to_json`` dicts, as the curation summary holds
+    them): the one rendering of read / kept / dropped / balanced that report.md, the artifact and the CLI show."""
+    return [
+        [
+            s["source"],
+            f"{s['read']:,}",
+            f"{s['kept_final']:,}",
+            pct(s["kept_final"], s["read"]),
+            f"{s['dropped_total']:,}",
+            "✓" if s["balanced"] else "✗",
+        ]
+        for s in sources
+    ]
+
+
+def rule_rows(dropped: dict[str, dict[str, int]], read: int) -> list[list[str]]:
+    """The ``RULE_COLUMNS`` cells of one source's drops (``stage -> rule -> count``): stages in pipeline order,
+    rules by count, most first."""
+    return [
+        [stage, rule, f"{count:,}", pct(count, read)]
+        for stage in _stages_in(dropped)
+        for rule, count in sorted(dropped[stage].items(), key=lambda kv: -kv[1])
+    ]
+
+
+def funnel_markdown(summary: dict[str, Any]) -> str:
+    """The curation summary (``curation_section``'s JSON) as the ``curation-funnel`` Prefect artifact: the warnings,
+    the per-source table and every source's drops by rule; tables only (a relative image link would not render
+    there)."""
+    sources = summary["sources"]
+    lines = [f"- ⚠ {w}" for w in summary.get("warnings") or []]
+    lines += ["", *markdown_table(SOURCE_COLUMNS, SOURCE_ALIGN, source_rows(sources))]
+    by_rule = [[s["source"], *row] for s in sources for row in rule_rows(s["dropped"], s["read"])]
+    lines += ["", *markdown_table(("source", *RULE_COLUMNS), "|---|" + RULE_ALIGN[1:], by_rule)]
+    return "\n".join(lines).lstrip("\n")
 
 
 def printable(text: str) -> str:
@@ -240,14 +296,8 @@ def curation_section(
     lines += [
         "Documents: every document read is kept or dropped with (stage, rule, score): read = kept + dropped.",
         "",
-        "| source | read | kept | kept % | dropped | balanced |",
-        "|---|---:|---:|---:|---:|:-:|",
+        *markdown_table(SOURCE_COLUMNS, SOURCE_ALIGN, source_rows([a.to_json() for a in accounts])),
     ]
-    for a in accounts:
-        lines.append(
-            f"| {a.source} | {a.read:,} | {a.kept_final:,} | {pct(a.kept_final, a.read)} | {a.dropped_total:,} |"
-            f" {'✓' if a.balanced else '✗'} |"
-        )
     lines += _input_files_lines(accounts)
     lines += _funnel_lines(accounts)
     lines += _pii_lines(accounts)
@@ -325,10 +375,7 @@ def _funnel_lines(accounts: list[SourceAccount]) -> list[str]:
             lines.append(f"| kept (counted) | | | {a.kept_final:,} | {pct(a.kept_final, a.read)} |")
         lines += ["", f"#### {a.source}: drops by rule", ""]
         if a.dropped:
-            lines += ["| stage | rule | dropped | % of read |", "|---|---|---:|---:|"]
-            for stage in _stage_order(a):
-                for rule, count in sorted(a.dropped[stage].items(), key=lambda kv: -kv[1]):
-                    lines.append(f"| {stage} | {rule} | {count:,} | {pct(count, a.read)} |")
+            lines += markdown_table(RULE_COLUMNS, RULE_ALIGN, rule_rows(a.dropped, a.read))
         else:
             lines.append("nothing dropped")
         lines.append("")
@@ -636,3 +683,111 @@ def routed_section(
         lines += ["| crawl | into | routed | % of read |", "|---|---|---:|---:|"]
         lines += [f"| {r['origin']} | {r['target']} | {r['routed']:,} | {pct(r['routed'], r['read'])} |" for r in rows]
     return "\n".join(lines) + "\n", {"rows": rows}
+
+
+#: the per-source table of a shard manifest: report.md's ``shards`` section, the ``token-mix`` artifact (the
+#: ``pipeline`` and the ``tokenize`` flows) and ``tokenmill tokenize`` / ``shards inspect``
+SHARD_COLUMNS = (
+    "source",
+    "train tokens (unique)",
+    "train tokens (mixed)",
+    "repeats",
+    "share requested → achieved",
+    "held-out tokens",
+    "documents train / held-out / mixed",
+    "bytes/token",
+)
+SHARD_ALIGN = "|---|---:|---:|---:|---:|---:|---:|---:|"
+
+
+def shard_rows(manifest: dict[str, Any]) -> list[list[str]]:
+    """The ``SHARD_COLUMNS`` cells of each source of a shard manifest (``manifest.json``); absent figures as ``—``."""
+    sources = manifest.get("sources") or {}
+    rows = {name: info for name, info in sources.items() if isinstance(info, dict)} if isinstance(sources, dict) else {}
+    out = []
+    for name, info in rows.items():
+        tokens, docs = info.get("tokens") or {}, info.get("documents") or {}
+        out.append(
+            [
+                name,
+                _amount(tokens.get("train")),
+                _amount(tokens.get("mixed")),
+                _amount(info.get("repeats"), 2),
+                f"{_share(info.get('requested_share'))} → {_share(info.get('achieved_share'))}",
+                _amount(tokens.get("heldout")),
+                f"{_amount(docs.get('train'))} / {_amount(docs.get('heldout'))} / {_amount(docs.get('mixed'))}",
+                _amount(info.get("bytes_per_token"), 2),
+            ]
+        )
+    return out
+
+
+def shards_markdown(manifest: dict[str, Any]) -> str:
+    """Tokens per source and split as a table, the mix's repeats explained, the tokenizer's warnings."""
+    lines = ["## Token shards", "", f"dtype {manifest.get('dtype')}, vocab {manifest.get('vocab_size'):,}", ""]
+    rows = shard_rows(manifest)
+    if rows:
+        lines += markdown_table(SHARD_COLUMNS, SHARD_ALIGN, rows)
+        totals = manifest.get("totals") or {}
+        if totals:
+            lines.append(
+                f"| **total** | | **{_amount(totals.get('train_tokens'))}** | | |"
+                f" **{_amount(totals.get('heldout_tokens'))}** | {_amount(totals.get('train_documents'))} (mixed) /"
+                f" {_amount(totals.get('heldout_documents'))} | |"
+            )
+        lines += [
+            "",
+            "Unique train tokens are the source's own documents in the train split; mixed tokens are what the "
+            "train split holds after the mix. repeats = mixed / unique: above 1 the source is upsampled (its "
+            "documents are written more than once — upsampled repeats are extra copies of the same documents, "
+            "not new text), below 1 downsampled. Held-out documents are never mixed or repeated.",
+            "",
+        ]
+    for warning in manifest.get("warnings") or []:
+        lines.append(f"- ⚠ {warning}")
+    return "\n".join(lines) + "\n"
+
+
+def _amount(value: Any, digits: int = 0) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "—" if value is None else str(value)
+    return f"{value:,.{digits}f}"
+
+
+def _share(value: Any) -> str:
+    return f"{100 * value:.1f} %" if isinstance(value, (int, float)) else "—"
+
+
+def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
+    """The ``pipeline`` flow's run in numbers: records read, documents kept and dropped, tokens, steps, loss
+    (``results``: the flow's stage results by name: ``curation``, ``tokenize``, ``train``)."""
+    curation = results.get("curation", {})
+    sources = curation.get("sources", [])
+    numbers: dict[str, Any] = {
+        "records_read": sum(s["read"] for s in sources),
+        "documents_kept": sum(s["kept_final"] for s in sources),
+        "documents_dropped": sum(s["dropped_total"] for s in sources),
+    }
+    manifest = results.get("tokenize") or {}
+    totals = manifest.get("totals") or {}
+    if totals:
+        numbers["tokens"] = totals
+    train = results.get("train") or {}
+    if train:
+        numbers["trained_steps"] = train.get("step")
+        numbers["final_loss"] = train.get("final_loss")
+    return numbers
+
+
+def run_summary(results: dict[str, Any]) -> str:
+    """The run in one table: records read → documents kept → tokens → steps, numbers rounded."""
+    numbers = funnel_numbers(results)
+    lines = ["## Run summary", "", "| step | amount |", "|---|---:|"]
+    for key, value in numbers.items():
+        if key == "tokens" and isinstance(value, dict):
+            for name, amount in value.items():
+                lines.append(f"| {name.replace('_', ' ')} | {_amount(amount)} |")
+            continue
+        shown = _amount(value, 3) if key == "final_loss" else _amount(value)
+        lines.append(f"| {key.replace('_', ' ')} | {shown} |")
+    return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ import pipeline.tokenize.run as tokenize_run  # called through the module: tests
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
 from pipeline.curate import curate_source, executor_factory
-from pipeline.dedup.result import DedupResult, dedup_report_md
+from pipeline.dedup.result import dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.dedup.run import run_dedup
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
@@ -243,7 +243,7 @@ def account_and_report(recipe: CurationRecipe, run_dir: str, dedup: dict[str, An
     layout = RunLayout.at(run_dir)
     section_json = write_curation_report(recipe, layout)
     if dedup is not None:
-        add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(dedup)), dedup)
+        add_section(layout, "dedup", dedup_report_md(dedup), dedup)
     return section_json
 
 

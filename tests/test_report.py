@@ -76,7 +76,7 @@ def test_nested_headings_and_images_for_the_prefect_ui() -> None:
 
 
 def test_token_table_and_rounded_summary() -> None:
-    from flows.end_to_end import run_summary, shards_markdown
+    from pipeline.report import run_summary, shards_markdown
 
     manifest = {
         "dtype": "uint16",
@@ -131,14 +131,14 @@ def test_plan_cli_prints_blocking_first_and_the_activation_caveat() -> None:
 
 
 def test_stage_artifacts_have_descriptions_and_no_image_links(tmp_path: Path, monkeypatch) -> None:
-    import flows.end_to_end as e2e
+    import flows.artifacts as artifacts
 
     published = []
-    monkeypatch.setattr(e2e, "create_markdown_artifact", lambda **kw: published.append(kw))
+    monkeypatch.setattr(artifacts, "create_markdown_artifact", lambda **kw: published.append(kw))
     layout = RunLayout.at(tmp_path)
     (tmp_path / "plan.md").write_text("# Training plan: x\n\n## Where the plan sits\n\n![plan](plots/plan.png)\n")
     summary = {"sources": [web_account().to_json()], "warnings": ["web: something"]}
-    e2e.publish_stage_artifacts(layout, {"curation": summary})
+    artifacts.publish_stage_artifacts(layout, {"curation": summary})
     assert {a["key"] for a in published} == {"curation-funnel", "training-plan"}
     for artifact in published:
         assert artifact["description"] and "![" not in artifact["markdown"]

@@ -267,7 +267,7 @@ def test_top_percent_is_a_classify_mode(mode):
 
 
 def test_flows_publish_the_report_tables_as_artifacts():
-    from flows.end_to_end import publish_model_stage_artifacts
+    from flows.artifacts import publish_model_stage_artifacts
     from pipeline.report import classify_markdown, decontamination_markdown
 
     summary = {

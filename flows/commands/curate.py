@@ -78,21 +78,18 @@ def register(app: typer.Typer) -> None:
 
 
 def print_summary(result: dict) -> None:
+    """The curation summary as a rich table of ``pipeline.report.source_rows`` (the rows report.md and the
+    ``curation-funnel`` artifact show), then the run's warnings and the report path."""
     from rich.table import Table
 
     from flows.runtime import console
+    from pipeline.report import SOURCE_COLUMNS, source_rows
 
     table = Table(title="curation")
-    for column in ("source", "read", "kept", "dropped", "balanced"):
-        table.add_column(column, justify="right" if column in ("read", "kept", "dropped") else "left")
-    for src in result["sources"]:
-        table.add_row(
-            src["source"],
-            f"{src['read']:,}",
-            f"{src['kept_final']:,}",
-            f"{src['dropped_total']:,}",
-            "yes" if src["balanced"] else "NO",
-        )
+    for column in SOURCE_COLUMNS:
+        table.add_column(column, justify="left" if column in ("source", "balanced") else "right")
+    for row in source_rows(result["sources"]):
+        table.add_row(*row)
     console.print(table)
     for warning in result.get("warnings") or []:
         console.print(f"[bold yellow]warning:[/] {warning}", highlight=False)

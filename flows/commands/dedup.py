@@ -72,6 +72,7 @@ def register(app: typer.Typer) -> None:
         from flows.runtime import PREFECT_MODES, console, prefect_backend
         from pipeline import progress
         from pipeline.config import RecipeError
+        from pipeline.dedup.config import recipe_dedup_settings
         from training.recipe import load_recipe
 
         settings: dict = {}
@@ -83,9 +84,7 @@ def register(app: typer.Typer) -> None:
             except RecipeError as error:
                 print_error(str(error))
                 raise typer.Exit(2) from None
-            stage = getattr(loaded.stages, "dedup", None)
-            settings = stage.model_dump() if stage is not None else {}
-            priorities = {s.name: s.priority for s in loaded.sources}
+            settings, priorities = recipe_dedup_settings(loaded)
             executor = loaded.executor.model_dump()
         for value in priority or []:
             name, sep, number = value.partition("=")
@@ -187,27 +186,20 @@ def _redis_config(value: str, basename: str) -> dict:
     return {"host": host, "port": int(port), "db": int(db or 0), "basename": basename}
 
 
-def print_summary(result) -> None:
+def print_summary(result) -> None:  # noqa: ANN001 - a pipeline.dedup.result.DedupResult
+    """The dedup result as a rich table of ``dedup_source_rows`` (the rows of report.md's dedup section), then the
+    index matches and any accounting problem."""
     from rich.markup import escape
     from rich.table import Table
 
     from flows.runtime import console
+    from pipeline.dedup.result import DEDUP_COLUMNS, dedup_source_rows
 
     table = Table(title="dedup")
-    for column in ("source", "in", "kept", "exact", "near", "other", "empty", "short"):
+    for column in DEDUP_COLUMNS:
         table.add_column(column, justify="left" if column == "source" else "right")
-    for name, counts in sorted(result.per_source.items()):
-        other = sum(v for k, v in counts.dropped.items() if k not in ("exact_duplicate", "near_duplicate"))
-        table.add_row(
-            name,
-            f"{counts.input:,}",
-            f"{counts.kept:,}",
-            f"{counts.dropped.get('exact_duplicate', 0):,}",
-            f"{counts.dropped.get('near_duplicate', 0):,}",
-            f"{other:,}",
-            f"{counts.empty:,}",
-            f"{counts.short:,}",
-        )
+    for row in dedup_source_rows(result):
+        table.add_row(*row)
     console.print(table)
     if result.index:
         console.print(

@@ -114,9 +114,11 @@ def tokenize(
     _print_summary(console, manifest, output)
 
 
-def _print_summary(console, manifest: dict[str, Any], folder: Path) -> None:
+def _print_summary(console, manifest: dict[str, Any], folder: Path) -> None:  # noqa: ANN001 - a rich Console
     from rich.markup import escape
     from rich.table import Table
+
+    from pipeline.report import SHARD_COLUMNS, shard_rows
 
     tok = manifest["tokenizer"]
     console.print(
@@ -124,19 +126,9 @@ def _print_summary(console, manifest: dict[str, Any], folder: Path) -> None:
         f"vocab {tok['vocab_size']:,}, sha256 {tok['sha256'][:12]}…)  dtype {manifest['dtype']}  "
         f"eos {tok['eos_token']!r}={tok['eos_id']}  fingerprint {manifest.get('fingerprint')}"
     )
-    table = Table(
-        "source", "docs train/held", "tokens train", "tokens mixed", "share req → got", "repeats", "bytes/tok"
-    )
-    for name, entry in manifest["sources"].items():
-        table.add_row(
-            name,
-            f"{entry['documents']['train']:,} / {entry['documents']['heldout']:,}",
-            f"{entry['tokens']['train']:,}",
-            f"{entry['tokens']['mixed']:,}",
-            f"{entry['requested_share']:.2%} → {entry['achieved_share']:.2%}",
-            f"{entry['repeats']:.2f}",
-            f"{entry['bytes_per_token']}",
-        )
+    table = Table(*SHARD_COLUMNS)  # the rows of report.md's shards section and the token-mix artifact
+    for row in shard_rows(manifest):
+        table.add_row(*row)
     console.print(table)
     langs = Table("source", "language", "documents", "bytes/token")
     for name, entry in manifest["sources"].items():

@@ -130,12 +130,27 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
     Returns (and saves as ``stages/top_percent/result.json``) per classifier: ``top_percent``, ``scored``,
     ``kept``, ``dropped``, ``cutoff`` (the lowest kept score) and per source ``scored``/``kept``.
     """
-    import orjson
-
     rules = top_percent_rules(recipe)
     if not rules:
         clear_outputs(layout)
         return None
+    stage_dir = layout.stage_dir("top_percent")
+    files, names, fingerprint = _pin_inputs(recipe, layout, rules)
+    scores = _read_scores(files, rules)
+    verdict, result, cutoffs = _decide(rules, scores, files)
+    _rewrite_files(layout, files, names, scores.counts, verdict, rules, cutoffs, fingerprint)
+    for source in recipe.sources:  # a source with nothing (left) to read still gets its folder: "ran, kept 0"
+        (layout.root / "top_percent" / source.name).mkdir(parents=True, exist_ok=True)
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    (stage_dir / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return result
+
+
+def _pin_inputs(
+    recipe: Any, layout: RunLayout, rules: list[TopPercentRule]
+) -> tuple[list[tuple[str, Path]], list[str], str]:
+    """Step 0: the files the run keeps so far as ``(source, path)``, each file's output name and the pass's
+    fingerprint (settings + file list with size and mtime); a changed fingerprint clears the pass's outputs."""
     stage_dir = layout.stage_dir("top_percent")
     files: list[tuple[str, Path]] = []
     names: list[str] = []  # each file's output name: curated/<target>/routed-from-<origin>/ files flattened
@@ -149,9 +164,25 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
     if read_fingerprint(stage_dir / "plan.json") != fingerprint:
         clear_outputs(layout)
         write_fingerprint(stage_dir / "plan.json", fingerprint, {"rules": [r.__dict__ for r in rules]})
+    return files, names, fingerprint
 
-    # 1. scores (NaN: the document was not scored by that classifier), tie keys, and where each document is
-    # (typed arrays, not lists of Python objects: 8 bytes per score, 8 per tie key, 4 per owner)
+
+@dataclass
+class _Scores:
+    """Every document's scores (NaN: not scored by that classifier; one column per rule), tie key and source,
+    in file order, and the number of documents in each file."""
+
+    table: np.ndarray
+    tie: np.ndarray
+    sources: np.ndarray
+    counts: list[int]
+
+
+def _read_scores(files: list[tuple[str, Path]], rules: list[TopPercentRule]) -> _Scores:
+    """Step 1: read only the scores. Typed arrays, not lists of Python objects: 8 bytes per score, 8 per tie
+    key, 4 per owner."""
+    import orjson
+
     scores, ties, owner = array("d"), array("Q"), array("i")
     counts: list[int] = []
     for number, (source, path) in enumerate(files):
@@ -167,10 +198,17 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
     tie = np.frombuffer(ties, dtype=np.uint64)
     source_of_file = np.asarray([s for s, _ in files] or [""], dtype=object)
     sources = source_of_file[np.frombuffer(owner, dtype=np.int32)] if len(owner) else np.zeros(0, dtype=object)
+    return _Scores(table, tie, sources, counts)
 
-    # 2. decisions: -1 kept, else the index of the rule that dropped the document
-    verdict = np.full(len(ties), -1, dtype=np.int64)
-    result: dict[str, Any] = {"classifiers": {}, "documents": len(ties)}
+
+def _decide(
+    rules: list[TopPercentRule], scores: _Scores, files: list[tuple[str, Path]]
+) -> tuple[np.ndarray, dict[str, Any], list[float | None]]:
+    """Step 2: per document ``-1`` (kept) or the index of the rule that dropped it; the result (per classifier)
+    and each rule's cutoff (the lowest kept score, ``None`` when it keeps nothing)."""
+    table, tie, sources = scores.table, scores.tie, scores.sources
+    verdict = np.full(len(tie), -1, dtype=np.int64)
+    result: dict[str, Any] = {"classifiers": {}, "documents": len(tie)}
     cutoffs: list[float | None] = []
     for r_index, rule in enumerate(rules):
         candidates = np.flatnonzero((verdict == -1) & ~np.isnan(table[:, r_index]))
@@ -194,8 +232,21 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
             "cutoff": cutoff,
             "per_source": per_source,
         }
+    return verdict, result, cutoffs
 
-    # 3. rewrite each file (skipping the ones a killed run already finished)
+
+def _rewrite_files(
+    layout: RunLayout,
+    files: list[tuple[str, Path]],
+    names: list[str],
+    counts: list[int],
+    verdict: np.ndarray,
+    rules: list[TopPercentRule],
+    cutoffs: list[float | None],
+    fingerprint: str,
+) -> None:
+    """Step 3: rewrite each file into kept documents and drop rows, skipping the ones a killed run finished."""
+    stage_dir = layout.stage_dir("top_percent")
     position = 0
     for number, (source, path) in enumerate(files):
         count = counts[number]
@@ -205,31 +256,41 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
         if marker.exists():
             continue
         out = layout.root / "top_percent" / source / names[number]
-        drops = layout.dropped(source) / DROPS_FOLDER / names[number]
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = out.with_name(out.name + ".tmp")
         if not (mine >= 0).any():
             shutil.copyfile(path, tmp_out)
             os.replace(tmp_out, out)
         else:
-            drops.parent.mkdir(parents=True, exist_ok=True)
-            tmp_drops = drops.with_name(drops.name + ".tmp")
-            with _gzip_writer(tmp_out) as kept_handle, _gzip_writer(tmp_drops) as drop_handle:
-                for line, decided in zip(_lines(path), mine, strict=True):
-                    if decided < 0:
-                        kept_handle.write(line if line.endswith(b"\n") else line + b"\n")
-                        continue
-                    rule = rules[int(decided)]
-                    row = _drop_row(orjson.loads(line), source, rule, cutoffs[int(decided)])
-                    drop_handle.write(json.dumps(row, ensure_ascii=False).encode() + b"\n")
-            os.replace(tmp_drops, drops)
-            os.replace(tmp_out, out)
+            _split_file(path, out, layout.dropped(source) / DROPS_FOLDER / names[number], mine, source, rules, cutoffs)
         write_fingerprint(marker, fingerprint, {"kept": int((mine < 0).sum()), "dropped": int((mine >= 0).sum())})
-    for source in recipe.sources:  # a source with nothing (left) to read still gets its folder: "ran, kept 0"
-        (layout.root / "top_percent" / source.name).mkdir(parents=True, exist_ok=True)
-    stage_dir.mkdir(parents=True, exist_ok=True)
-    (stage_dir / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return result
+
+
+def _split_file(
+    path: Path,
+    out: Path,
+    drops: Path,
+    mine: np.ndarray,
+    source: str,
+    rules: list[TopPercentRule],
+    cutoffs: list[float | None],
+) -> None:
+    """One input file's kept documents to ``out`` and its drop rows to ``drops``, each through a temporary file."""
+    import orjson
+
+    drops.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = out.with_name(out.name + ".tmp")
+    tmp_drops = drops.with_name(drops.name + ".tmp")
+    with _gzip_writer(tmp_out) as kept_handle, _gzip_writer(tmp_drops) as drop_handle:
+        for line, decided in zip(_lines(path), mine, strict=True):
+            if decided < 0:
+                kept_handle.write(line if line.endswith(b"\n") else line + b"\n")
+                continue
+            rule = rules[int(decided)]
+            row = _drop_row(orjson.loads(line), source, rule, cutoffs[int(decided)])
+            drop_handle.write(json.dumps(row, ensure_ascii=False).encode() + b"\n")
+    os.replace(tmp_drops, drops)
+    os.replace(tmp_out, out)
 
 
 def _drop_row(doc: dict[str, Any], source: str, rule: TopPercentRule, cutoff: float | None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ verified: it only counts when its estimated Jaccard reaches ``threshold``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -97,3 +97,22 @@ class DedupConfig(StrictModel):
             "char_languages": sorted(self.char_languages),
             "max_chars": self.max_chars,
         }
+
+
+def recipe_dedup_settings(
+    recipe: Any, config: dict[str, Any] | None = None, priority: dict[str, int] | None = None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """A recipe's dedup settings and survivor priorities, with the caller's overrides on top.
+
+    ``recipe``: a ``pipeline.config.Recipe`` or ``None`` (typed ``Any``: ``pipeline.config`` imports this module).
+    Returns ``(settings, priorities)``: ``stages.dedup`` as a dict (``{}`` when the recipe has no dedup stage)
+    updated with ``config``, and each source's ``priority`` updated with ``priority``. ``tokenmill dedup --recipe``
+    and the ``dedup`` flow both merge this way; the result still goes through ``DedupConfig.model_validate``.
+    """
+    settings: dict[str, Any] = {}
+    priorities: dict[str, int] = {}
+    if recipe is not None:
+        stage = getattr(recipe.stages, "dedup", None)
+        settings = stage.model_dump() if stage is not None else {}
+        priorities = {s.name: s.priority for s in recipe.sources}
+    return {**settings, **(config or {})}, {**priorities, **(priority or {})}

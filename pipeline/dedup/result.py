@@ -49,8 +49,37 @@ def _cell(text: str | None, limit: int = 90) -> str:
     return text.replace("|", "\\|")
 
 
-def dedup_report_md(result: DedupResult) -> str:
-    """The dedup section of the run report (markdown)."""
+#: the per-source table of a dedup result: report.md's dedup section, the ``dedup``/``dedup-summary`` artifacts,
+#: ``dedup_report.md`` and ``tokenmill dedup``
+DEDUP_COLUMNS = ("source", "in", "kept", "exact_duplicate", "near_duplicate", "other drops", "empty (kept)", "short")
+
+
+def dedup_source_rows(result: DedupResult) -> list[list[str]]:
+    """The ``DEDUP_COLUMNS`` cells of each source, sorted by name (other drops: every rule but the two dedup ones)."""
+    rows = []
+    for name, counts in sorted(result.per_source.items()):
+        other = sum(v for k, v in counts.dropped.items() if k not in ("exact_duplicate", "near_duplicate"))
+        rows.append(
+            [
+                name,
+                f"{counts.input:,}",
+                f"{counts.kept:,}",
+                f"{counts.dropped.get('exact_duplicate', 0):,}",
+                f"{counts.dropped.get('near_duplicate', 0):,}",
+                f"{other:,}",
+                f"{counts.empty:,}",
+                f"{counts.short:,}",
+            ]
+        )
+    return rows
+
+
+def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
+    """The dedup section of the run report (markdown): the one rendering of a dedup result, for report.md,
+    ``dedup_report.md`` and the Prefect artifacts. ``result``: a ``DedupResult`` or its ``to_dict()`` (what
+    crosses Prefect and ``report.json``)."""
+    if not isinstance(result, DedupResult):
+        result = DedupResult.model_validate(result)
     p = result.params
     lines = [
         "## Deduplication",
@@ -59,15 +88,10 @@ def dedup_report_md(result: DedupResult) -> str:
         f"(exact + MinHash {p.get('num_perm')} permutations, {p.get('bands')} bands × {p.get('rows')} rows, "
         f"{p.get('shingle_size')}-word shingles, candidates verified at estimated Jaccard ≥ {p.get('threshold')}).",
         "",
-        "| source | in | kept | exact_duplicate | near_duplicate | other drops | empty (kept) | short |",
+        "| " + " | ".join(DEDUP_COLUMNS) + " |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *("| " + " | ".join(row) + " |" for row in dedup_source_rows(result)),
     ]
-    for name, counts in sorted(result.per_source.items()):
-        other = sum(v for k, v in counts.dropped.items() if k not in ("exact_duplicate", "near_duplicate"))
-        lines.append(
-            f"| {name} | {counts.input:,} | {counts.kept:,} | {counts.dropped.get('exact_duplicate', 0):,} | "
-            f"{counts.dropped.get('near_duplicate', 0):,} | {other:,} | {counts.empty:,} | {counts.short:,} |"
-        )
     lines += [
         "",
         f"LSH candidate pairs {result.pairs.get('candidates', 0):,}, verified {result.pairs.get('verified', 0):,}; "

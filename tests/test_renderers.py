@@ -1,0 +1,71 @@
+"""One renderer per object: the markdown tables and the CLI tables come from the same row functions."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from pipeline.accounting import SourceAccount
+from pipeline.dedup.config import DedupConfig, recipe_dedup_settings
+from pipeline.dedup.result import DedupResult, SourceCounts, dedup_report_md, dedup_source_rows
+from pipeline.report import funnel_markdown, shard_rows, shards_markdown, source_rows
+
+
+def test_funnel_rows_are_the_reports_rows_in_pipeline_order() -> None:
+    account = SourceAccount(source="web", read=10, kept_final=6, dropped={"quality": {"short": 3}, "extract": {"x": 1}})
+    summary = {"sources": [account.to_json()], "warnings": ["web: careful"]}
+    assert source_rows(summary["sources"]) == [["web", "10", "6", "60.0 %", "4", "✓"]]
+    markdown = funnel_markdown(summary)
+    assert markdown.startswith("- ⚠ web: careful\n")
+    assert "| web | 10 | 6 | 60.0 % | 4 | ✓ |" in markdown
+    # extract runs before quality: its rule comes first although the dict lists quality first
+    assert markdown.index("| web | extract | x | 1 | 10.0 % |") < markdown.index("| web | quality | short | 3 |")
+    broken = SourceAccount(source="web", read=10, kept_final=7, dropped={"quality": {"short": 2}})
+    assert source_rows([broken.to_json()])[0][-1] == "✗"
+
+
+def test_shard_rows_feed_the_markdown_and_mark_missing_figures() -> None:
+    manifest = {
+        "dtype": "uint16",
+        "vocab_size": 300,
+        "sources": {
+            "web": {
+                "requested_share": 1.0,
+                "achieved_share": 1.0,
+                "repeats": 1.0,
+                "bytes_per_token": 3.12345,
+                "documents": {"train": 9, "heldout": 1, "mixed": 9},
+                "tokens": {"train": 900, "heldout": 100, "mixed": 900},
+            },
+            "notes": {"tokens": {"train": 5}},
+        },
+        "warnings": [],
+    }
+    rows = shard_rows(manifest)
+    assert rows[0] == ["web", "900", "900", "1.00", "100.0 % → 100.0 %", "100", "9 / 1 / 9", "3.12"]
+    assert rows[1][0] == "notes" and rows[1][2] == "—" and rows[1][-1] == "—"
+    assert "| " + " | ".join(rows[0]) + " |" in shards_markdown(manifest)
+
+
+def test_dedup_report_takes_the_result_or_its_dict_and_the_cli_rows_match() -> None:
+    result = DedupResult(
+        run_name="r",
+        output_dir="/tmp/x",
+        params={},
+        per_source={"web": SourceCounts(input=5, kept=3, dropped={"exact_duplicate": 1, "read:broken": 1})},
+    )
+    assert dedup_report_md(result.to_dict()) == dedup_report_md(result)
+    assert dedup_source_rows(result) == [["web", "5", "3", "1", "0", "1", "0", "0"]]
+    assert "| web | 5 | 3 | 1 | 0 | 1 | 0 | 0 |" in dedup_report_md(result)
+
+
+def test_recipe_dedup_settings_overrides_the_recipe() -> None:
+    recipe = SimpleNamespace(
+        stages=SimpleNamespace(dedup=DedupConfig(threshold=0.7)),
+        sources=[SimpleNamespace(name="web", priority=0), SimpleNamespace(name="finance", priority=2)],
+    )
+    settings, priorities = recipe_dedup_settings(recipe, {"threshold": 0.9}, {"web": 5})
+    assert settings["threshold"] == 0.9 and settings["bands"] == DedupConfig().bands
+    assert priorities == {"web": 5, "finance": 2}
+    assert recipe_dedup_settings(None, {"rows": 2}) == ({"rows": 2}, {})
+    no_stage = SimpleNamespace(stages=SimpleNamespace(dedup=None), sources=[SimpleNamespace(name="a", priority=1)])
+    assert recipe_dedup_settings(no_stage) == ({}, {"a": 1})
