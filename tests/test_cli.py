@@ -79,6 +79,9 @@ def test_a_tokenmill_error_from_any_command_is_one_error_line_and_exit_2(monkeyp
     def refuse(*args, **kwargs):
         raise RecipeError("recipe.yaml: stages.[bold]x[/bold]: unknown stage")
 
+    import training.recipe
+
+    monkeypatch.setattr(training.recipe, "load_recipe", refuse)  # the command's first step since the recipe split
     monkeypatch.setattr(pipeline.run, "resolve_run", refuse)
     result = CliRunner().invoke(app, ["curate", "recipe.yaml"])
     assert result.exit_code == 2, result.output
