@@ -12,8 +12,9 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from training.budget import PlanOptions, check, load_plan_options, plan_from_options
-from training.plan_report import render_markdown, write_report
+from training.plan.options import PlanOptions, load_plan_options, plan_from_options
+from training.plan.planner import check
+from training.plan.report import render_markdown, write_report
 
 
 @flow(name="plan", log_prints=True)

@@ -98,7 +98,7 @@ def _stage_models() -> dict[str, type[BaseModel]]:
     from pipeline.stages.pii import PIIConfig
     from pipeline.stages.quality import QualityConfig
     from pipeline.tokenize.config import TokenizeConfig
-    from training.budget import PlanOptions
+    from training.plan.options import PlanOptions
 
     return {
         "dedup": DedupConfig,

@@ -300,7 +300,8 @@ def ladder_cost(
 ) -> list[dict[str, Any]]:
     """What each rung costs by the project's own plan (``training.budget.plan``: 6N + attention FLOPs per token
     at ``mfu`` of ``gpu``'s peak), for the tokens it trains (trunk + cool-downs)."""
-    from training.budget import Data, Hardware, plan
+    from training.plan.hardware import Data, Hardware
+    from training.plan.planner import plan
 
     rows = []
     for rung in rungs:
@@ -543,7 +544,8 @@ def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> dict[str, Any]:
 def _implied_plan(fit_json: Path, plan_options: Any) -> tuple[Any, float | None, str | None]:
     if plan_options is None:
         return None, None, None
-    from training.budget import PlanError, plan_from_options
+    from training.plan.options import plan_from_options
+    from training.plan.units import PlanError
 
     options = plan_options.model_copy(update={"fit": str(fit_json)})
     try:

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.budget import PlanError, ScalingFit, parse_count
+from training.plan.laws import ScalingFit
+from training.plan.units import PlanError, parse_count
 
 HUBER_DELTA = 1e-3
 GRID = {

@@ -34,11 +34,12 @@ def ablate_command(
     from pipeline.tokenize.format import ShardError
     from pipeline.tokenize.tokenizer import TokenizerError
     from training.ablate import AblateError, load_ablate_config, run_ablation
-    from training.budget import PlanError
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError
     from training.modeling import ModelSetupError
-    from training.train import GateError, TrainingDiverged
+    from training.plan.units import PlanError
+    from training.preflight import GateError
+    from training.steps import TrainingDiverged
 
     def fail(message: str, code: int = 2) -> None:
         typer.echo(f"error: {message}", err=True)
