@@ -1,6 +1,6 @@
 """The ``plan`` Prefect flow: the budget check as a flow run, with the report published as an artifact.
 
-Thin by design: options in, ``training.budget.plan_from_options`` and ``training.plan_report`` do the work;
+Thin by design: options in, ``training.plan.options.plan_from_options`` and ``training.plan.report`` do the work;
 the flow adds the run logger, the markdown artifact and (given ``output``) the report files.
 """
 

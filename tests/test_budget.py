@@ -1,4 +1,4 @@
-"""The budget check (training/budget.py): parameter counts, FLOPs, Chinchilla sizes, verdicts, memory, report.
+"""The budget check (training/plan/): parameter counts, FLOPs, Chinchilla sizes, verdicts, memory, report.
 
 Reference numbers come from docs/reference.md (Chinchilla Table 3, GPT-3, BloombergGPT, the H200 measurements).
 """

@@ -60,7 +60,7 @@ def data_world(config: TrainConfig, world: int) -> int:
 def resolve_config(config: TrainConfig, tokenizer: dict[str, Any], world: int, state: dict | None) -> TrainConfig:
     """The config with everything derived filled in: sequence length, batch, steps, schedule (``resolved``)."""
     base_lr = base_peak_lr(resolve_init_from(config.init_from)) if config.init_from else None
-    train_tokens = tokenizer["manifest"].get("totals", {}).get("train_tokens")
+    train_tokens = tokenizer["manifest"].train_tokens
     return config.resolved(
         model_seq_len=model_seq_len(config),
         world_size=world,

@@ -51,7 +51,7 @@ BOOTSTRAP_STARTS = 5  # distinct full-data optima a bootstrap resample starts fr
 DEFAULT_BOOTSTRAP = 200
 BUDGETS = (1e18, 1e20, 1e22, 1e24)  # compute budgets (FLOPs, C = 6ND) at which tokens/param are reported
 REQUIRED_COLUMNS = ("params", "tokens", "loss")
-FIT_NAME = "own"  # as training.budget.OWN_FIT: the law fitted to your runs
+FIT_NAME = "own"  # as training.plan.laws.OWN_FIT: the law fitted to your runs
 
 
 class ScalingFitError(ValueError):

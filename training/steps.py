@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pipeline.tokenize.format import ShardError
+from pipeline.tokenize.format import ShardError, ShardManifest
 from training.checkpoint import find_latest
 from training.config import TrainConfig
 from training.data import ShardWindows
@@ -50,12 +50,10 @@ def read_batch(reader, start: int, size: int, device):
     return tensor.to(device)
 
 
-def heldout_readers(cfg: TrainConfig, manifest: dict[str, Any], rank: int, world: int) -> dict[str, Any]:
+def heldout_readers(cfg: TrainConfig, manifest: ShardManifest, rank: int, world: int) -> dict[str, Any]:
     """One unshuffled reader per held-out source that has at least one window per rank."""
     readers = {}
-    for split in sorted(manifest.get("splits", {})):
-        if not split.startswith("heldout/"):
-            continue
+    for split in manifest.heldout_splits:
         try:
             reader = ShardWindows(cfg.shards, cfg.seq_len, split=split, shuffle=False, rank=rank, world_size=world)
         except ShardError:

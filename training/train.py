@@ -96,7 +96,7 @@ class Run:
             "step": self.step,
             "tokens": self.tokens_seen,
             "data": self.train.state_dict(self.sample),
-            "fingerprint": self.tokenizer["manifest"].get("fingerprint", ""),
+            "fingerprint": self.tokenizer["manifest"].fingerprint,
             "identity": self.cfg.identity(),
             "identity_hash": self.cfg.identity_hash(),
             "config": self.cfg.model_dump(mode="json"),
@@ -217,9 +217,9 @@ def _resolve_and_gate(run: Run, say: Any) -> tuple[Path | None, dict | None, boo
     cfg = run.cfg = resolve_config(config, run.tokenizer, data_world(config, world), inherit)
     warnings: list[str] = []
     if branching:
-        warnings += check_branch(state, cfg, manifest.get("fingerprint", ""), config.force)
+        warnings += check_branch(state, cfg, manifest.fingerprint, config.force)
     elif state is not None:
-        warnings += check_resume(state, cfg.identity(), manifest.get("fingerprint", ""), config.force)
+        warnings += check_resume(state, cfg.identity(), manifest.fingerprint, config.force)
         if cfg.max_steps > cfg.decay_steps and state["config"].get("decay_steps") == cfg.decay_steps:
             warnings.append(
                 f"max_steps {cfg.max_steps} runs past the schedule's end (decay_steps {cfg.decay_steps}): the "

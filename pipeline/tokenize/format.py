@@ -228,6 +228,12 @@ class ShardManifest:
         return vocab if isinstance(vocab, int) and vocab > 0 else None
 
     @property
+    def tokenizer(self) -> dict[str, Any]:
+        """The tokenizer entry (``path``, ``sha256``, ``vocab_size``, ``eos_id``); empty when not recorded."""
+        tokenizer = self.raw.get("tokenizer")
+        return tokenizer if isinstance(tokenizer, dict) else {}
+
+    @property
     def train_tokens(self) -> int | None:
         """``totals.train_tokens``: tokens the train split holds."""
         return (self.raw.get("totals") or {}).get("train_tokens")
