@@ -11,11 +11,13 @@ For each setting the classifier is trained with DCLM's recipe (10 % of each clas
 and its held-out metrics printed; the ``tokenmill classifier train`` command doing the same is printed too.
 
 Then mining: half of the pages of each side (by file, seeded) train a classifier (``--mine-epoch``, default
-50); the other half is copied into one mixed folder and curated by ``tokenmill curate``'s code with the
-``classify`` stage in ``threshold`` mode (0.5; extract and classify only); the Python pages it keeps are
-counted against the Python pages it was given (recall) and against everything it kept (precision).
+50); the other half is copied into one mixed folder (the "crawl") and curated by ``tokenmill curate``'s code
+with the ``classify`` stage in ``route`` mode (0.5; extract and classify only) into a ``kind: routed`` source
+``python-mined``; the Python pages found in ``curated/python-mined/routed-from-crawl/`` are counted against the
+Python pages the crawl held (recall) and against everything routed (precision), and the accounts
+(read = kept + routed + dropped, the routed count against the target folder) are checked.
 
-    python benchmarks/classifier_real.py [--epochs 5,20,50] [--mine-epoch 50]
+    python benchmarks/classifier_real.py [--epochs 5,20,50] [--mine-epoch 50] [--mine-threshold 0.5] [--mine-only]
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ def general_pages(out: str) -> tuple[str, str]:
     return html_dir, readme_dir
 
 
-def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int) -> None:
-    """Train on half the files, curate the other half mixed together with the classify stage; print recall and
-    precision of the Python pages kept."""
+def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int, threshold: float = 0.5) -> None:
+    """Train on half the files, curate the other half mixed together with the classify stage in route mode; print
+    recall and precision of the Python pages routed, and the accounts."""
     import gzip as gz
     import json
     import random
@@ -103,13 +105,18 @@ def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int) -> None:
     recipe = {
         "name": "mine",
         "output_dir": os.path.join(tmp, "mine", "run"),
-        "sources": [{"name": "crawl", "kind": "folder", "path": folders["crawl"]}],
+        "sources": [
+            {"name": "crawl", "kind": "folder", "path": folders["crawl"]},
+            {"name": "python-mined", "kind": "routed"},
+        ],
         "executor": {"kind": "local", "tasks": 1, "workers": 1},
         "stages": {
             "language": None,
             "quality": None,
             "pii": None,
-            "classify": [{"name": "python", "model": model, "mode": "threshold", "threshold": 0.5}],
+            "classify": [
+                {"name": "python", "model": model, "mode": "route", "threshold": threshold, "route_to": "python-mined"}
+            ],
         },
     }
     recipe_path = os.path.join(tmp, "mine", "recipe.yaml")
@@ -118,36 +125,41 @@ def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int) -> None:
     loaded = load_recipe(recipe_path)
     layout = prepare_run_dir(loaded)
     with quiet_datatrove():
-        curate_source(loaded, loaded.sources[0], layout)
-    (account,) = account_all(loaded, layout)
-    kept = []
-    for path in sorted(glob.glob(str(layout.curated("crawl") / "*.jsonl.gz"))):
+        for source in loaded.sources:
+            curate_source(loaded, source, layout)
+    account, target = account_all(loaded, layout)  # raises AccountingError unless every account balances
+    kept = []  # the routed set: what the crawl's classifier sent to python-mined
+    for path in sorted(glob.glob(str(layout.curated("python-mined") / "routed-from-crawl" / "*.jsonl.gz"))):
         with gz.open(path, "rt", encoding="utf-8") as handle:
             kept += [(d["id"], d["metadata"]["classify"]["python"]) for d in map(json.loads, handle)]
     given = sum(1 for name in os.listdir(folders["crawl"]) if name.startswith("py-"))
     found = sum(1 for doc_id, _ in kept if doc_id.startswith("py-"))
     print(
-        f"\nmining (train on half the files: {card['counts']['positive']['train']}+"
-        f"{card['counts']['negative']['train']} documents, {epoch} epochs): mixed folder of "
-        f"{account.read} pages ({given} Python pages), balanced={account.balanced}; kept {len(kept)}: "
-        f"{found} Python pages -> recall {found / given:.3f}, precision {found / max(len(kept), 1):.3f}; "
-        f"dropped {account.dropped}"
+        f"\nmining with mode route (train on half the files: {card['counts']['positive']['train']}+"
+        f"{card['counts']['negative']['train']} documents, {epoch} epochs, threshold {threshold}): mixed crawl of "
+        f"{account.read} pages ({given} Python pages); routed {len(kept)} into python-mined: "
+        f"{found} Python pages -> recall {found / given:.3f}, precision {found / max(len(kept), 1):.3f}"
+    )
+    print(
+        f"  accounts: crawl read {account.read} = kept {account.kept_final} + routed {account.routed_total} + "
+        f"dropped {account.dropped_total} (balanced={account.balanced}, drops {account.dropped}); python-mined "
+        f"routed_in {target.routed_in} = kept {target.kept_final} (balanced={target.balanced})"
     )
     chosen = card["heldout"]["negative_score_percentiles"]
     print(f"  the training half's held-out negative percentiles (chosen before the crawl is seen): {chosen}")
     sweep = [("p95 of held-out negatives", chosen["p95"]), ("p99", chosen["p99"])]
     sweep += [(str(t), t) for t in (0.6, 0.7, 0.8, 0.9)]
-    for label, threshold in sweep:  # what a higher threshold would have kept (scores of the kept)
-        if threshold is None or threshold < 0.5:
+    for label, cut in sweep:  # what a higher threshold would have routed (scores of the routed)
+        if cut is None or cut < threshold:
             continue
-        above = [doc_id for doc_id, score in kept if score >= threshold]
+        above = [doc_id for doc_id, score in kept if score >= cut]
         hits = sum(1 for doc_id in above if doc_id.startswith("py-"))
         print(
-            f"  at threshold {threshold:.4f} ({label}): kept {len(above)}, recall {hits / given:.3f}, "
+            f"  at threshold {cut:.4f} ({label}): routed {len(above)}, recall {hits / given:.3f}, "
             f"precision {hits / max(len(above), 1):.3f}"
         )
     false = [doc_id for doc_id, _ in kept if not doc_id.startswith("py-")]
-    print(f"  kept non-Python pages, first 10 (copied names): {false[:10]}")
+    print(f"  routed non-Python pages, first 10 (copied names): {false[:10]}")
 
 
 def main() -> None:
@@ -155,6 +167,8 @@ def main() -> None:
     parser.add_argument("--epochs", default="5,20,50")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mine-epoch", type=int, default=50)
+    parser.add_argument("--mine-only", action="store_true", help="skip the epoch/balance sweep; only mine")
+    parser.add_argument("--mine-threshold", type=float, default=0.5, help="the route classifier's threshold")
     args = parser.parse_args()
     if not os.path.isdir(PYTHON_HTML) or not os.path.isdir(HANDBOOK):
         raise SystemExit("needs the packages python3-doc, debian-handbook and debian-reference-en (apt-get install)")
@@ -167,6 +181,9 @@ def main() -> None:
         html_dir, readme_dir = general_pages(tmp)
         positive_paths = [f"{PYTHON_HTML}/**/*.html"]
         negative_paths = [HANDBOOK, REFERENCE, html_dir, readme_dir]
+        if args.mine_only:
+            mine(tmp, negative_paths, args.mine_epoch, args.seed, args.mine_threshold)
+            return
         before = cpu_seconds()
         with quiet_datatrove():
             positives = load_texts(positive_paths, name="positive")
@@ -187,7 +204,7 @@ def main() -> None:
                     f"precision {held['precision']}, recall {held['recall']}, F1 {held['f1']}, "
                     f"ROC-AUC {held['roc_auc']}"
                 )
-        mine(tmp, negative_paths, args.mine_epoch, args.seed)
+        mine(tmp, negative_paths, args.mine_epoch, args.seed, args.mine_threshold)
         flags = " ".join(f"--negative '{p}'" for p in (HANDBOOK, REFERENCE))
         print(
             "\nthe same from the command line (general pages: the two folders this script builds):\n"

@@ -157,6 +157,11 @@ def _curate_locked(
             description="tokenmill dedup: documents kept and dropped as duplicates, per source and rule",
         )
     log_warnings(logger, summary)
+    from flows.end_to_end import publish_model_stage_artifacts
+
+    publish_model_stage_artifacts(
+        summary, lambda key, md, text: create_markdown_artifact(key=key, markdown=md, description=text)
+    )
     create_markdown_artifact(
         key="curation-funnel",
         markdown=funnel_markdown(summary),

@@ -128,8 +128,16 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     from training.plan.report import write_report
 
     layout = RunLayout.at(recipe.output_dir)
-    gate = plan_gate(plan_options(recipe))
+    options = plan_options(recipe)
+    gate = plan_gate(options)
     the_plan, problems = gate.plan, gate.problems
+    if options.manifest and Path(options.manifest).is_file():  # the data section says what was mined (mode route)
+        from pipeline.routing import routed_tokens
+        from pipeline.tokenize.format import ShardManifest
+
+        routed = routed_tokens(ShardManifest.read(options.manifest).raw)
+        if routed:
+            the_plan.data["routed_tokens"] = routed
     write_report(the_plan, layout.root)
     if problems and not force:
         raise PlanRefused(
@@ -171,7 +179,7 @@ def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
 @task(name="report")
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report and the one funnel: raw records → documents → tokens → steps."""
-    from pipeline.report import add_section, demote_headings, rebase_images
+    from pipeline.report import add_section, demote_headings, rebase_images, routed_section
 
     layout = RunLayout.at(recipe.output_dir)
     if results.get("dedup"):
@@ -180,6 +188,9 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "dedup", dedup_report_md(DedupResult.model_validate(results["dedup"])), results["dedup"])
     if results.get("tokenize"):
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
+        routed = routed_section((results.get("curation") or {}).get("sources") or [], results["tokenize"])
+        if routed is not None:  # classify mode route: the tokens each crawl contributed to each domain source
+            add_section(layout, "routed", *routed)
     if results.get("plan"):
         plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
         # plan.md's "# Training plan: …" becomes this section's "## …", its sections "### …"
@@ -218,6 +229,7 @@ def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
             funnel_markdown(results["curation"]),
             "tokenmill curation: documents read, kept and dropped per source and rule",
         )
+    publish_model_stage_artifacts(results.get("curation") or {}, publish)
     if results.get("dedup"):
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
@@ -238,6 +250,19 @@ def publish_stage_artifacts(layout: RunLayout, results: dict[str, Any]) -> None:
     train_report = layout.root / "train" / "train_report.md"
     if results.get("train") and train_report.exists():
         publish("training-summary", train_report.read_text(encoding="utf-8"), "tokenmill training: steps, loss, time")
+
+
+def publish_model_stage_artifacts(summary: dict[str, Any], publish) -> None:  # noqa: ANN001 - publish(key, md, text)
+    """The classify score summary and the contamination per eval set, rendered as report.md renders them
+    (``pipeline.report.classify_markdown`` / ``decontamination_markdown``); nothing when the stages are off."""
+    from pipeline.report import classify_markdown, decontamination_markdown
+
+    if summary.get("classify"):
+        description = "tokenmill classify: scores of the kept documents, drops and top_percent cutoffs per classifier"
+        publish("classify-scores", classify_markdown(summary["classify"]), description)
+    if summary.get("decontamination"):
+        description = "tokenmill decontaminate: documents dropped or cut, matches and top items per eval set"
+        publish("decontamination", decontamination_markdown(summary["decontamination"]), description)
 
 
 def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:

@@ -1,9 +1,12 @@
-"""Accounting: every document read is kept or dropped with (stage, rule, score), per source.
+"""Accounting: every document read is kept, routed or dropped with (stage, rule, score), per source.
 
 Two ledger steps bracket each source's curation pipeline: ``ReadLedger`` right after the reader and
 ``KeptLedger`` after the writer. Their counts come back through datatrove's per-rank stats files;
 drop rows are counted from ``dropped/`` — an independent measurement, so a stage that loses a document
-without a drop row makes ``read != kept + dropped`` and fails the run.
+without a drop row makes ``read != kept + dropped`` and fails the run. With classify ``mode: route`` a source
+balances as ``read + routed_in = kept + routed + dropped``: ``routed`` is the route writer's count, ``routed_in``
+the documents found in ``curated/<source>/routed-from-<origin>/``, and each origin's count must equal what its
+target holds (``routing_problems``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline.base import redact_row
 from pipeline.layout import RunLayout
+from pipeline.routing import routed_in_folders
 
 EXAMPLES_PER_RULE = 3
 EXAMPLE_KEYS = ("id", "url", "score", "snippet", "duplicate_of", "read_error_detail")
@@ -138,18 +142,32 @@ class SourceAccount:
     input_files: dict[str, Any] = field(default_factory=dict)  # input_file_counts(): files, not documents
     pii: dict[str, int] = field(default_factory=dict)  # PII type -> replacements
     missing_text_fields: dict[str, int] = field(default_factory=dict)  # field -> missing_text rows that had it
+    routed: dict[str, int] = field(default_factory=dict)  # target -> documents routed there (the route writer's count)
+    routed_in: dict[str, int] = field(default_factory=dict)  # origin -> documents present in routed-from-<origin>/
 
     @property
     def dropped_total(self) -> int:
         return sum(sum(rules.values()) for rules in self.dropped.values())
 
     @property
+    def routed_total(self) -> int:
+        return sum(self.routed.values())
+
+    @property
+    def routed_in_total(self) -> int:
+        return sum(self.routed_in.values())
+
+    @property
     def balanced(self) -> bool:
-        return self.read == self.kept_final + self.dropped_total
+        """``read + routed_in == kept + routed + dropped``: documents routed into a source are its documents
+        from then on (kept, or dropped by dedup under its name); those it routed out are no longer its own."""
+        return self.read + self.routed_in_total == self.kept_final + self.routed_total + self.dropped_total
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["dropped_total"] = self.dropped_total
+        data["routed_total"] = self.routed_total
+        data["routed_in_total"] = self.routed_in_total
         data["balanced"] = self.balanced
         return data
 
@@ -186,18 +204,63 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
             examples.append(redact_row(example))
     account.dropped = {stage: dict(rules) for stage, rules in dropped.items()}
     account.missing_text_fields = dict(fields.most_common(20))
-    deduped = layout.deduped(source)
-    account.kept_final = count_documents(deduped) if deduped.is_dir() else account.kept_curated
+    account.routed = route_counts(steps)
+    account.routed_in = {
+        origin: count_documents(folder) for origin, folder in routed_in_folders(layout, source).items()
+    }
+    final = layout.final_documents(source)  # deduped/ or top_percent/ when a whole-run pass rewrote it
+    # without either, a source's kept documents are its own curated ones plus those routed into it
+    account.kept_final = (
+        count_documents(final) if final != layout.curated(source) else account.kept_curated + account.routed_in_total
+    )
     return account
+
+
+def route_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
+    """target → documents the route writer (``pipeline.routing``) sent there, from its ``routed_to_<target>``."""
+    from pipeline.routing import STAT_ROUTED_TO, RouteWriter
+
+    counts: Counter[str] = Counter()
+    for name, counter in steps.items():
+        if name.endswith(RouteWriter.name):
+            for label, n in counter.items():
+                if label.startswith(STAT_ROUTED_TO):
+                    counts[label.removeprefix(STAT_ROUTED_TO)] += int(n)
+    return dict(sorted(counts.items()))
+
+
+def routing_problems(accounts: list[SourceAccount]) -> list[str]:
+    """Each origin's routed count against the documents present in its target's ``routed-from-<origin>/``
+    (written by the route writer, counted from the files: an independent measurement)."""
+    by_name = {a.source: a for a in accounts}
+    problems = []
+    pairs = {(a.source, t) for a in accounts for t in a.routed} | {(o, a.source) for a in accounts for o in a.routed_in}
+    for origin, target in sorted(pairs):
+        sent = by_name[origin].routed.get(target, 0) if origin in by_name else 0
+        present = by_name[target].routed_in.get(origin, 0) if target in by_name else 0
+        if sent != present:
+            problems.append(
+                f"{origin} -> {target}: routed {sent} but {present} present in curated/{target}/routed-from-{origin}/"
+            )
+    return problems
 
 
 def check_accounts(accounts: list[SourceAccount]) -> None:
     """Fail the run when any source does not balance, naming the source and the numbers."""
     broken = [a for a in accounts if not a.balanced]
-    if broken:
-        lines = [
+    lines = [_imbalance(a) for a in broken] + routing_problems(accounts)
+    if lines:
+        raise AccountingError("accounting does not balance:\n  " + "\n  ".join(lines))
+
+
+def _imbalance(a: SourceAccount) -> str:
+    if not a.routed and not a.routed_in:  # the message every run without routing has always given
+        return (
             f"{a.source}: read {a.read} != kept {a.kept_final} + dropped {a.dropped_total}"
             f" (difference {a.read - a.kept_final - a.dropped_total})"
-            for a in broken
-        ]
-        raise AccountingError("accounting does not balance:\n  " + "\n  ".join(lines))
+        )
+    difference = a.read + a.routed_in_total - a.kept_final - a.routed_total - a.dropped_total
+    return (
+        f"{a.source}: read {a.read} + routed in {a.routed_in_total} != kept {a.kept_final} + routed"
+        f" {a.routed_total} + dropped {a.dropped_total} (difference {difference})"
+    )

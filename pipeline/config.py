@@ -20,6 +20,8 @@ from pipeline.config_base import StrictModel, field_errors, read_yaml
 from pipeline.layout import RUN_HEADER
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
+#: a source that reads nothing itself: it receives the documents a ``classify`` stage routes to it (``mode: route``)
+ROUTED_KIND = "routed"
 
 
 class ReaderOptions(StrictModel):
@@ -42,8 +44,8 @@ class ReaderOptions(StrictModel):
 
 class SourceConfig(StrictModel):
     name: str
-    kind: Literal["warc", "jsonl", "parquet", "hf", "folder", "auto"] = "auto"
-    path: str
+    kind: Literal["warc", "jsonl", "parquet", "hf", "folder", "auto", "routed"] = "auto"
+    path: str | None = Field(default=None, description="the input; required unless kind is routed")
     options: ReaderOptions = ReaderOptions()
     weight: float | None = Field(default=None, gt=0, description="mixing weight (tokenize stage)")
     epochs: float | None = Field(default=None, gt=0, description="alternative to weight: repeat count")
@@ -58,6 +60,19 @@ class SourceConfig(StrictModel):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
             raise ValueError("source names use letters, digits, '_', '.', '-' (they become folder names)")
         return value
+
+    @model_validator(mode="after")
+    def _path_matches_kind(self) -> SourceConfig:
+        if self.kind == ROUTED_KIND and self.path is not None:
+            raise ValueError("a source of kind 'routed' has no path: it receives documents routed by stages.classify")
+        if self.kind != ROUTED_KIND and self.path is None:
+            raise ValueError(f"source {self.name!r} needs a path (only kind 'routed' has none)")
+        return self
+
+    @property
+    def routed(self) -> bool:
+        """True for a ``kind: routed`` source: no reader, no curation pipeline of its own."""
+        return self.kind == ROUTED_KIND
 
 
 class SlurmOptions(StrictModel):
@@ -226,6 +241,31 @@ class Recipe(StrictModel):
                 except ValidationError as error:
                     raise ValueError("; ".join(field_errors(error, f"sources.{index}.stages"))) from None
         return self
+
+    @model_validator(mode="after")
+    def _route_targets_exist(self) -> Recipe:
+        names = {s.name for s in self.sources}
+        for index, source in enumerate(self.sources):
+            if source.routed:
+                continue  # a routed source runs no stages of its own
+            where = f"sources.{index}.stages.classify" if (source.stages or {}).get("classify") else "stages.classify"
+            for number, cfg in enumerate(self.stages_for(source).classify or []):
+                if cfg.mode != "route":
+                    continue
+                field = f"{where}.{number}.route_to"
+                if cfg.route_to == source.name:
+                    raise ValueError(f"{field}: {cfg.route_to!r} is source {source.name!r} itself; name another source")
+                if cfg.route_to not in names:
+                    raise ValueError(
+                        f"{field}: {cfg.route_to!r} (used by source {source.name!r}) is not a source of this recipe; "
+                        f"declare it (e.g. kind: routed) or name one of: {', '.join(sorted(names))}"
+                    )
+        return self
+
+    def route_targets(self, source: SourceConfig) -> list[str]:
+        """The sources ``source``'s classifiers route documents into (``mode: route``), in order."""
+        found = [c.route_to for c in self.stages_for(source).classify or [] if c.mode == "route" and c.route_to]
+        return list(dict.fromkeys(found))
 
     def stages_for(self, source: SourceConfig) -> StagesConfig:
         """The recipe's stages with ``source.stages`` merged over them (nested mappings merge key by key)."""

@@ -2,6 +2,9 @@
 
 read → [ledger] → extract → language → quality → [classify] → [decontaminate] → pii → write curated/<source>/ → [ledger]
 
+With classify ``mode: route`` a route writer sits before the curated writer: the documents a classifier marked go
+to ``curated/<target>/routed-from-<source>/`` (pipeline.routing).
+
 Stages come from the recipe (a stage set to null is skipped); the executor kind (local, Slurm, Ray)
 comes from the recipe too, so the same recipe scales out without edits.
 """
@@ -18,6 +21,7 @@ from pipeline.accounting import KeptLedger, ReadLedger
 from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
+from pipeline.routing import ROUTED_PREFIX, RouteWriter, clear_routed_from
 
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
@@ -53,13 +57,21 @@ def build_source_pipeline(
 
     reader = build_reader(source, input_path)
     writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
-    return [
-        reader,
-        ReadLedger(),
-        *build_stages(recipe.stages_for(source), str(layout.dropped(source.name))),
-        writer,
-        KeptLedger(),
-    ]
+    stages = build_stages(recipe.stages_for(source), str(layout.dropped(source.name)))
+    prepare_run_indexes(stages, layout)
+    # classify mode route: marked documents leave for their target's folder after every text stage (pipeline.routing)
+    route = [RouteWriter(layout, source.name)] if recipe.route_targets(source) else []
+    return [reader, ReadLedger(), *stages, *route, writer, KeptLedger()]
+
+
+def prepare_run_indexes(stages: list[PipelineStep], layout: RunLayout) -> None:
+    """Build once, in this (parent) process, what every rank of every source would otherwise build itself:
+    the decontaminate stage's eval n-gram index (``DecontaminateStage.prepare_index``), into the run directory."""
+    from pipeline.stages.decontaminate import DecontaminateStage
+
+    for step in stages:
+        if isinstance(step, DecontaminateStage):
+            step.prepare_index(layout.stage_dir("decontaminate"))
 
 
 #: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
@@ -68,6 +80,7 @@ FORKSERVER_PRELOAD = (
     "datatrove.pipeline.writers.jsonl",
     "pipeline.accounting",
     "pipeline.progress",
+    "pipeline.routing",
     "pipeline.readers.folder",
     "pipeline.readers.tabular",
     "pipeline.readers.warc",
@@ -217,19 +230,42 @@ def curation_fingerprint(
     follows from the recipe and the input listing (both in the fingerprint), so a rerun of an unchanged
     input resumes.
     """
-    return digest(
-        "curate",
+    if source.routed:  # reads nothing: its documents are in the fingerprints of the sources routing into it
+        return digest("curate", source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}))
+    parts = [
         source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}),
         recipe.stages_for(source).model_dump(mode="json"),
         tasks or recipe.executor.tasks,
         input_listing(input_path or source.path),
         code_version("pipeline"),
-    )
+        # a retrained classifier at the same path decides differently (what is kept, dropped or routed)
+        *[input_listing(c.model) for c in recipe.stages_for(source).classify or []],
+    ]
+    decontaminate = recipe.stages_for(source).decontaminate
+    if decontaminate is not None:  # an eval set edited in place (same path) must re-curate, not resume
+        from pipeline.stages.decontaminate import index_fingerprint
+
+        parts.append(index_fingerprint(decontaminate))
+    return digest("curate", *parts)
 
 
 def clear_source_outputs(layout: RunLayout, source: str) -> None:
-    """Remove a source's curation outputs (and everything computed from them downstream)."""
-    for folder in [layout.curated(source), layout.stage_dir("curate", source), layout.deduped(source)]:
+    """Remove a source's curation outputs (and everything computed from them downstream).
+
+    That includes what it routed into other sources' folders (``curated/*/routed-from-<source>/``) and
+    excludes what other sources routed into its own (``curated/<source>/routed-from-*/``): each is cleared
+    by the source that wrote it."""
+    own = layout.curated(source)
+    if own.is_dir():
+        for entry in own.iterdir():
+            if entry.is_dir() and entry.name.startswith(ROUTED_PREFIX):
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+    clear_routed_from(layout, source)
+    for folder in [layout.stage_dir("curate", source), layout.deduped(source)]:
         shutil.rmtree(folder, ignore_errors=True)
     for stage in CURATION_STAGES:
         shutil.rmtree(layout.dropped(source) / stage, ignore_errors=True)
@@ -252,6 +288,10 @@ def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input
     Finished ranks are skipped on a rerun with the same fingerprint; a changed recipe, input or code
     version clears the source's outputs first.
     """
+    if source.routed:  # kind routed: nothing to read; the sources routing into it write its documents
+        fingerprint = curation_fingerprint(recipe, source)
+        write_fingerprint(layout.stage_dir("curate", source.name) / "fingerprint.json", fingerprint)
+        return fingerprint
     pipeline = build_source_pipeline(recipe, source, layout, input_path)
     tasks = source_tasks(recipe, pipeline[0])
     fingerprint = curation_fingerprint(recipe, source, input_path, tasks)

@@ -6,6 +6,7 @@ runs/<name>/
   stages/<stage>/<source>/logs/    datatrove logs, completions (resume = rerun), stats
   curated/<source>/                kept after read → extract → language → quality → pii
   deduped/<source>/                kept after dedup (when the recipe dedups)
+  top_percent/<source>/            kept after classify's top_percent pass (pipeline.classify.top_percent)
   dropped/<source>/<stage>/        one JSON row per dropped document
   shards/                          token shards + manifest.json
   report.md, report.json, plots/
@@ -46,6 +47,7 @@ RUN_ENTRIES = (
     "stages",
     "curated",
     "deduped",
+    "top_percent",
     "dropped",
     "shards",
     "plots",
@@ -184,8 +186,14 @@ class RunLayout:
                 raise _in_use(self.root, handle.read()) from None
             fcntl.flock(handle, fcntl.LOCK_UN)
 
+    def top_percent(self, source: str | None = None) -> Path:
+        return self.root / "top_percent" / source if source else self.root / "top_percent"
+
     def final_documents(self, source: str) -> Path:
         """Where a source's kept documents are after the last text stage that ran."""
+        selected = self.top_percent(source)
+        if selected.is_dir():  # the top_percent pass runs after dedup: the last one
+            return selected
         deduped = self.deduped(source)
         return deduped if deduped.is_dir() else self.curated(source)
 

@@ -19,14 +19,18 @@ from pipeline.accounting import SourceAccount
 from pipeline.base import cut_at_token
 from pipeline.layout import RunLayout
 
-STAGE_ORDER = ["read", "extract", "language", "quality", "pii", "dedup"]
+#: pipeline order (pipeline/curate.py); classify's top_percent pass runs after dedup but its drops carry stage
+#: classify, so they are counted there
+STAGE_ORDER = ["read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii", "dedup"]
+#: stages off by default: a funnel row only when they dropped something (a run without them shows no 0 rows)
+OPTIONAL_STAGES = frozenset({"classify", "toxicity", "decontaminate", "dedup"})
 MAX_DOCS_FOR_HISTOGRAMS = 200_000
 
 
 def funnel(account: SourceAccount) -> list[tuple[str, int]]:
     """Documents remaining after each stage, in pipeline order, starting with everything read."""
     extra_stages = sorted(set(account.dropped) - set(STAGE_ORDER))
-    stages = [s for s in STAGE_ORDER if s != "dedup" or "dedup" in account.dropped] + extra_stages
+    stages = [s for s in STAGE_ORDER if s not in OPTIONAL_STAGES or s in account.dropped] + extra_stages
     remaining = account.read
     rows = [("read", remaining)]
     for stage in stages:
@@ -41,7 +45,7 @@ def kept_document_stats(folders: list[Path]) -> dict[str, Any]:
     lengths: list[int] = []
     seen = 0
     for folder in folders:
-        for path in sorted(folder.glob("*.jsonl.gz")):
+        for path in sorted(folder.glob("**/*.jsonl.gz")):  # with routed-from-<origin>/ folders
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if seen >= MAX_DOCS_FOR_HISTOGRAMS:
@@ -379,3 +383,222 @@ def add_section(layout: RunLayout, name: str, section_md: str, section_json: dic
     layout.report_json.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     existing = layout.report_md.read_text(encoding="utf-8") if layout.report_md.exists() else ""
     layout.report_md.write_text(existing.rstrip("\n") + "\n\n" + section_md, encoding="utf-8")
+
+
+def _scan_kept(folders: list[Path], limit: int = MAX_DOCS_FOR_HISTOGRAMS):
+    """The metadata of up to ``limit`` documents in ``folders`` (for the classify and decontamination sections)."""
+    seen = 0
+    for folder in folders:
+        for path in sorted(folder.glob("*.jsonl.gz")) if folder.is_dir() else []:
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                for line in handle:
+                    if seen >= limit:
+                        return
+                    if line.strip():
+                        seen += 1
+                        yield json.loads(line).get("metadata") or {}
+
+
+_DECILES = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
+
+
+def classify_summary(
+    layout: RunLayout,
+    accounts: list[SourceAccount],
+    modes: dict[str, str],
+    top_percent: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Per classifier (``modes``: name → mode): its drops by rule, score quantiles of the kept documents (at most
+    200k read), and the ``top_percent`` pass's cutoff and counts (``pipeline.classify.top_percent``)."""
+    kept_scores: dict[str, list[float]] = {name: [] for name in modes}
+    for metadata in _scan_kept([layout.final_documents(a.source) for a in accounts]):
+        for name, value in (metadata.get("classify") or {}).items():
+            if name in kept_scores and isinstance(value, (int, float)):
+                kept_scores[name].append(float(value))
+    out: dict[str, Any] = {}
+    for name, mode in modes.items():
+        dropped: Counter[str] = Counter()
+        for a in accounts:
+            for rule, n in (a.dropped.get("classify") or {}).items():
+                if rule.startswith(f"{name}_"):
+                    dropped[rule] += n
+        values = sorted(kept_scores[name])
+        quantiles = {q: round(values[min(len(values) - 1, int(f * len(values)))], 4) for q, f in _DECILES}
+        entry: dict[str, Any] = {
+            "mode": mode,
+            "kept_scored": len(values),
+            "kept_score_quantiles": quantiles if values else {},
+            "dropped": dict(dropped),
+        }
+        if top_percent and name in top_percent.get("classifiers", {}):
+            entry["top_percent"] = top_percent["classifiers"][name]
+        out[name] = entry
+    return {"classifiers": out}
+
+
+def classify_markdown(summary: dict[str, Any]) -> str:
+    """The classify section (report.md and the Prefect artifact ``classify-scores``)."""
+    lines = [
+        "## Classify",
+        "",
+        "Scores are P(positive) of each fastText classifier (metadata classify.<name>); quantiles over the kept "
+        "documents.",
+        "",
+        "| classifier | mode | kept scored | p10 | p50 | p90 | dropped (rule: documents) |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for name, entry in summary.get("classifiers", {}).items():
+        q = entry.get("kept_score_quantiles") or {}
+        drops = ", ".join(f"{rule}: {n:,}" for rule, n in sorted(entry.get("dropped", {}).items())) or "—"
+        lines.append(
+            f"| {name} | {entry['mode']} | {entry['kept_scored']:,} | {q.get('p10', '—')} | {q.get('p50', '—')} |"
+            f" {q.get('p90', '—')} | {drops} |"
+        )
+    cuts = {n: e["top_percent"] for n, e in summary.get("classifiers", {}).items() if e.get("top_percent")}
+    if cuts:
+        lines += [
+            "",
+            "top_percent: one cut over the whole run (every source and rank), after dedup; exactly "
+            "round(n × top_percent / 100) of the n scored documents are kept, ties broken by a hash of the id.",
+            "",
+            "| classifier | top % | scored | kept | dropped | cutoff (lowest kept score) | kept per source |",
+            "|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for name, cut in cuts.items():
+            per = ", ".join(f"{s} {v['kept']:,}/{v['scored']:,}" for s, v in cut.get("per_source", {}).items())
+            cutoff = "—" if cut.get("cutoff") is None else f"{cut['cutoff']:.4f}"
+            lines.append(
+                f"| {name} | {cut['top_percent']:g} | {cut['scored']:,} | {cut['kept']:,} | {cut['dropped']:,} |"
+                f" {cutoff} | {per or '—'} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def decontamination_summary(
+    layout: RunLayout, accounts: list[SourceAccount], cut_mode: bool = True, top_items: int = 5
+) -> dict[str, Any]:
+    """Contamination per eval set: documents dropped and cut, matches, the items matched most often.
+
+    Drops come from ``dropped/<source>/decontaminate/`` (their rows name the eval set and the item), cut
+    documents from the kept documents' ``metadata.decontaminate`` (at most 200k read; only when a source
+    decontaminates in ``cut_mode``), the item counts of each
+    set from the run's index card (``stages/decontaminate/eval-index-*.json``).
+    """
+    sets: dict[str, dict[str, Any]] = {}
+    items: dict[str, Counter[str]] = {}
+
+    def entry(name: str) -> dict[str, Any]:
+        items.setdefault(name, Counter())
+        return sets.setdefault(name, {"documents_dropped": 0, "documents_cut": 0, "matches": 0})
+
+    for card_path in sorted(layout.stage_dir("decontaminate").glob("eval-index-*.json")):
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        for name, counts in (card.get("eval_sets") or {}).items():
+            entry(name).update({k: counts[k] for k in ("items", "indexed", "too_short") if k in counts})
+    for a in accounts:
+        for path in sorted((layout.dropped(a.source) / "decontaminate").glob("*.jsonl.gz")):
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                for line in handle:
+                    row = json.loads(line)
+                    if row.get("eval_set"):  # mode drop: one set, its first item; score = matched windows
+                        e = entry(str(row["eval_set"]))
+                        e["documents_dropped"] += 1
+                        e["matches"] += int(row.get("score") or 0)
+                        items[str(row["eval_set"])][str(row.get("item"))] += 1
+                    for name, item in (row.get("eval_sets") or {}).items():  # mode cut, dropped after cutting
+                        e = entry(name)
+                        e["documents_dropped"] += 1
+                        e["matches"] += int((row.get("matches") or {}).get(name, 0))
+                        items[name][str(item)] += 1
+    for metadata in _scan_kept([layout.curated(a.source) for a in accounts]) if cut_mode else ():
+        cut = metadata.get("decontaminate")
+        if not isinstance(cut, dict):
+            continue
+        for name, item in (cut.get("eval_sets") or {}).items():
+            e = entry(name)
+            e["documents_cut"] += 1
+            e["matches"] += int((cut.get("matches") or {}).get(name, 0))
+            items[name][str(item)] += 1
+    for name, e in sets.items():
+        e["top_items"] = [[item, n] for item, n in items[name].most_common(top_items)]
+    return {"eval_sets": sets}
+
+
+def decontamination_markdown(summary: dict[str, Any]) -> str:
+    """The decontamination section (report.md and the Prefect artifact ``decontamination``)."""
+    lines = [
+        "## Decontamination",
+        "",
+        "Per eval set: items indexed (of those read; shorter than min_item_words: ignored), documents dropped or "
+        "cut for sharing an n-gram window with it, matched windows, and the items matched in most documents.",
+        "",
+        "| eval set | items | indexed | documents dropped | documents cut | matches | top items (documents) |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, e in sorted(summary.get("eval_sets", {}).items()):
+        top = ", ".join(f"`{item}` {n:,}" for item, n in e.get("top_items", [])) or "—"
+        lines.append(
+            f"| {name} | {_num(e.get('items'))} | {_num(e.get('indexed'))} | {e['documents_dropped']:,} |"
+            f" {e['documents_cut']:,} | {e['matches']:,} | {top} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _num(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "—"
+
+
+def routed_section(
+    accounts: list[dict[str, Any]], manifest: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The "Routed" section (classify ``mode: route``): per crawl, the documents and tokens it contributed to each
+    domain source; ``None`` when nothing is routed in this run.
+
+    ``accounts``: the curation section's ``sources`` (``SourceAccount.to_json``); documents are those routed
+    (counted at curation, before dedup). ``manifest``: the shards manifest, whose
+    ``sources.<target>.routed_from.<origin>`` gives the documents and tokens that reached tokenize (after dedup).
+    """
+    rows = []
+    by_name = {a["source"]: a for a in accounts}
+    for origin in accounts:
+        for target, routed in sorted((origin.get("routed") or {}).items()):
+            entry: dict[str, Any] = {
+                "origin": origin["source"],
+                "target": target,
+                "read": origin["read"],
+                "routed": routed,
+                "share_of_read": round(routed / origin["read"], 6) if origin["read"] else 0.0,
+                "target_kept": (by_name.get(target) or {}).get("kept_final"),
+            }
+            tokenized = ((manifest or {}).get("sources", {}).get(target, {}).get("routed_from") or {}).get(
+                origin["source"]
+            )
+            if tokenized is not None:
+                entry["tokenized_documents"] = tokenized["documents"]
+                entry["tokens"] = tokenized["tokens"]
+            rows.append(entry)
+    if not rows:
+        return None
+    with_tokens = manifest is not None
+    lines = [
+        "## Routed" + (" (tokens)" if with_tokens else ""),
+        "",
+        "Documents a crawl's classifier routed into a domain source (classify `mode: route`): they passed the crawl's"
+        " own stages and count as the target's documents from then on (its dedup priority, mix weight and held-out"
+        " split); the crawl's account is read = kept + routed + dropped.",
+        "",
+    ]
+    if with_tokens:
+        lines += [
+            "| crawl | into | routed | % of read | documents tokenized | tokens (train + held out) |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['origin']} | {r['target']} | {r['routed']:,} | {pct(r['routed'], r['read'])} |"
+            f" {r.get('tokenized_documents', 0):,} | {r.get('tokens', 0):,} |"
+            for r in rows
+        ]
+    else:
+        lines += ["| crawl | into | routed | % of read |", "|---|---|---:|---:|"]
+        lines += [f"| {r['origin']} | {r['target']} | {r['routed']:,} | {pct(r['routed'], r['read'])} |" for r in rows]
+    return "\n".join(lines) + "\n", {"rows": rows}

@@ -79,7 +79,8 @@ def preflight_sources(recipe: Recipe) -> None:
     from pipeline.readers import build_reader
 
     for source in recipe.sources:
-        build_reader(source)
+        if not source.routed:  # a routed source reads nothing
+            build_reader(source)
 
 
 def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
@@ -90,6 +91,10 @@ def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
     first removes what earlier runs wrote there (and refuses a non-empty folder that is not a run
     directory: ``RunLayout.clear``).
     """
+    from pipeline.classify.top_percent import clear_outputs as clear_top_percent_outputs
+    from pipeline.classify.top_percent import top_percent_rules
+
+    cuts = top_percent_rules(recipe)  # a contradictory recipe fails here, before anything is written
     layout = RunLayout.at(recipe.output_dir)
     if overwrite:
         layout.clear()
@@ -97,6 +102,8 @@ def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
         # an earlier recipe in this folder may have deduped: its deduped/ and dropped/*/dedup/ rows describe
         # documents this recipe keeps, and the accounts would no longer balance
         clear_dedup_outputs(str(layout.root))
+    if not overwrite and not cuts:  # the same for an earlier recipe's top_percent pass
+        clear_top_percent_outputs(layout)
     layout.root.mkdir(parents=True, exist_ok=True)
     dump_recipe(recipe, layout.config)
     return layout
@@ -108,18 +115,58 @@ def account_all(recipe: Recipe, layout: RunLayout) -> list[SourceAccount]:
     return accounts
 
 
+def run_whole_run_passes(recipe: Recipe, layout: RunLayout) -> dict[str, Any] | None:
+    """The text passes that need the whole run curated (and deduped): classify's ``top_percent`` cut today.
+
+    Called first thing by ``write_curation_report``, the one step every entry point that curates shares
+    (``tokenmill curate``, the curate flow, the ``pipeline`` flow, the demo), so none can skip it; it resumes
+    (``pipeline.classify.top_percent``), so running it again on a finished run only re-reads the scores.
+    """
+    from pipeline.classify.top_percent import run_top_percent
+
+    return run_top_percent(recipe, layout)
+
+
 def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
-    from pipeline.report import curation_section, write_report
+    from pipeline.report import curation_section, routed_section, write_report
 
+    top_percent = run_whole_run_passes(recipe, layout)
+    accounts = account_all(recipe, layout)
     section_md, section_json = curation_section(
         layout,
-        account_all(recipe, layout),
+        accounts,
         recipe.report.warn_drop_share,
         {s.name: s.options.text_key for s in recipe.sources},
     )
-    write_report(layout, recipe.name, {"curation": (section_md, section_json)})
-    return section_json
+    sections = {"curation": (section_md, section_json)}
+    routed = routed_section(section_json["sources"])  # None unless a classifier routes (mode: route)
+    if routed is not None:
+        sections["routed"] = routed
+    stage_sections = model_stage_sections(recipe, layout, accounts, top_percent)
+    write_report(layout, recipe.name, {**sections, **stage_sections})
+    # the flows publish these sections as artifacts (pipeline.report's renderers) from the summary they get back
+    return {**section_json, **{name: payload for name, (_, payload) in stage_sections.items()}}
+
+
+def model_stage_sections(
+    recipe: Recipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: dict[str, Any] | None
+) -> dict[str, tuple[str, dict]]:
+    """The report sections of the classify and decontaminate stages (when some source runs them)."""
+    from pipeline.report import classify_markdown, classify_summary, decontamination_markdown, decontamination_summary
+
+    sections: dict[str, tuple[str, dict]] = {}
+    per_source = [recipe.stages_for(s) for s in recipe.sources]
+    modes = {c.name: c.mode for stages in per_source for c in stages.classify or []}
+    if modes:
+        summary = classify_summary(layout, accounts, modes, top_percent)
+        sections["classify"] = (classify_markdown(summary), summary)
+    decontaminate = [stages.decontaminate for stages in per_source if stages.decontaminate is not None]
+    if decontaminate:
+        cut = any(d.mode == "cut" for d in decontaminate)
+        summary = decontamination_summary(layout, accounts, cut_mode=cut)
+        sections["decontamination"] = (decontamination_markdown(summary), summary)
+    return sections
 
 
 def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:

@@ -117,7 +117,7 @@ def test_load_texts_reads_a_run_directory(tmp_path):
 def test_train_separates_reference_prose_from_source_code(corpus, tmp_path):
     _, _, positives, negatives = corpus
     pos, neg = [flatten(t) for t in positives], [flatten(t) for t in negatives]
-    params = Hyperparameters(epoch=25)  # a few hundred documents: DCLM's 5 epochs are sized for 400k
+    params = Hyperparameters(epoch=25, bucket=100_000)  # a few hundred documents: DCLM's 5 epochs are sized for 400k
     card = train_classifier(pos, neg, tmp_path / "m.bin", label="reference", params=params)
     assert (tmp_path / "m.bin").is_file()
     on_disk = json.loads((tmp_path / "m.json").read_text())
@@ -146,7 +146,19 @@ def test_cli_train_then_eval(corpus, tmp_path):
     result = runner.invoke(
         app,
         ["classifier", "train", "--positive", str(folder), "--negative", str(jsonl), "--output", str(model)]
-        + ["--label", "topics", "--epoch", "25", "--negative-sample", "120", "--seed", "7", "--json"],
+        + [
+            "--label",
+            "topics",
+            "--epoch",
+            "25",
+            "--negative-sample",
+            "120",
+            "--seed",
+            "7",
+            "--bucket",
+            "100000",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     card = json.loads(result.stdout)
@@ -154,6 +166,8 @@ def test_cli_train_then_eval(corpus, tmp_path):
     assert card["inputs"]["negative"]["skipped"] == {"read/bad_json": 1}
     assert card["hyperparameters"]["seed"] == 7 and card["hyperparameters"]["epoch"] == 25
     assert model.with_suffix(".json").is_file()
+    # --bucket 100000: the input matrix holds (words + buckets) x dim floats, ~40 MB instead of fastText's ~800 MB
+    assert card["hyperparameters"]["bucket"] == 100_000 and model.stat().st_size < 100 * 2**20
 
     # eval on other documents: stdlib source the model never saw, and the topics as HTML pages (extracted)
     import html
@@ -194,7 +208,7 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_evaluate_a_model_without_card_guesses_labels(corpus, tmp_path):
     _, _, positives, negatives = corpus
     pos, neg = [flatten(t) for t in positives[:60]], [flatten(t) for t in negatives[:60]]
-    train_classifier(pos, neg, tmp_path / "m.bin", label="ref", params=Hyperparameters(epoch=25))
+    train_classifier(pos, neg, tmp_path / "m.bin", label="ref", params=Hyperparameters(epoch=25, bucket=100_000))
     (tmp_path / "m.json").unlink()
     result = evaluate(tmp_path / "m.bin", pos[:10], neg[:10])
     assert result["label"] == "__label__ref"

@@ -50,7 +50,7 @@ def model(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
         [flatten(t) for t in train_neg],
         path,
         label="reference",
-        params=Hyperparameters(epoch=25),
+        params=Hyperparameters(epoch=25, bucket=100_000),
     )
     return path, test_pos, test_neg
 
@@ -108,9 +108,13 @@ def test_missing_model_and_duplicate_names_are_clear_errors(model, tmp_path):
     recipe.write_text(yaml.safe_dump(data))
     with pytest.raises(RecipeError, match="classifier names must be unique"):
         load_recipe(recipe)
-    data["stages"]["classify"] = [{"name": "a", "model": str(path), "mode": "route"}]
+    data["stages"]["classify"] = [{"name": "a", "model": str(path), "mode": "bogus"}]
     recipe.write_text(yaml.safe_dump(data))
     with pytest.raises(RecipeError, match=r"stages\.classify\.0\.mode"):
+        load_recipe(recipe)
+    data["stages"]["classify"] = [{"name": "a", "model": str(path), "mode": "route"}]  # route needs route_to
+    recipe.write_text(yaml.safe_dump(data))
+    with pytest.raises(RecipeError, match=r"stages\.classify\.0: .*mode 'route' needs route_to"):
         load_recipe(recipe)
 
 

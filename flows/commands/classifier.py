@@ -60,6 +60,9 @@ def train_command(
     epoch: int = typer.Option(5, min=1, metavar="N", help="epochs (DCLM: 5)"),
     word_ngrams: int = typer.Option(2, min=1, metavar="N", help="word n-grams (DCLM: 2)"),
     min_count: int = typer.Option(1, min=1, metavar="N", help="minimal word count (DCLM: 1)"),
+    bucket: int = typer.Option(
+        2_000_000, min=0, metavar="N", help="n-gram hash buckets; the model is ~bucket x dim x 4 bytes (DCLM: 2M)"
+    ),
     heldout: float = typer.Option(0.1, min=0.0, max=0.9, metavar="X", help="share of each class held out"),
     balance: bool = typer.Option(True, "--balance/--no-balance", help="down-sample the larger class (DCLM)"),
     threads: int = typer.Option(1, min=1, metavar="N", help="fastText threads (1: reproducible)"),
@@ -81,6 +84,7 @@ def train_command(
             epoch=epoch,
             word_ngrams=word_ngrams,
             min_count=min_count,
+            bucket=bucket,
             heldout=heldout,
             balance=balance,
             threads=threads,

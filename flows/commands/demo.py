@@ -23,12 +23,21 @@ def register(app: typer.Typer) -> None:
         console.print(f"sample: {info.pages} crawl records, {info.domain_docs} domain documents → {sample_dir}")
         ensure_prefect_backend()
         from flows.commands.pipeline import print_result
-        from flows.demo import demo_recipe
+        from flows.demo import demo_recipe, train_demo_classifier
         from flows.end_to_end import pipeline
 
-        recipe = demo_recipe(str(Path(repo_root()) / "configs" / "demo.yaml"), sample_dir, output)
+        model = Path(output) / "models" / "finance.bin"  # beside the run's entries: --overwrite never removes it
+        card = train_demo_classifier(sample_dir, model)
+        held = card["heldout"]
+        console.print(
+            f"finance classifier: {card['counts']['positive']['train']} finance + {card['counts']['negative']['train']}"
+            f" crawl documents → {model} (held-out F1 {held['f1']:.2f})"
+        )
+        recipe = demo_recipe(str(Path(repo_root()) / "configs" / "demo.yaml"), sample_dir, output, str(model))
         result = pipeline(recipe)
         print_result(result)
+        mined = sum(s.get("routed_total", 0) for s in result["curation"]["sources"])
+        console.print(f"[bold]finance pages mined out of the crawl[/] (classify mode route, into finance): {mined}")
         generated = None
         prompt = "The company reported"
         if result.get("train", {}).get("final"):

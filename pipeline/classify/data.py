@@ -70,7 +70,7 @@ def iter_documents(path: str | Path, name: str = "input") -> Iterator[Document]:
         if not run_sources:
             raise InputError(f"{path}: a run directory without curated documents (run `tokenmill curate` first)")
         for source, folder in run_sources:
-            if not any(folder.glob("*.jsonl.gz")):
+            if not any(folder.glob("**/*.jsonl.gz")):  # routed-from-<origin>/ folders included
                 continue
             reader = build_reader(SourceConfig(name=source, kind="jsonl", path=str(folder)))
             yield from reader.run(None, rank=0, world_size=1)

@@ -45,6 +45,12 @@ class Hyperparameters(StrictModel):
     lr: float = Field(default=0.1, gt=0)
     epoch: int = Field(default=5, gt=0)
     min_count: int = Field(default=1, ge=1)
+    bucket: int = Field(
+        default=2_000_000,
+        ge=0,
+        description="hash buckets of the word n-grams (fastText's and DCLM's default); the model holds "
+        "bucket x dim floats (2M x 100: ~800 MB), so small training sets and tests use ~100k (~40 MB)",
+    )
     heldout: float = Field(default=0.1, ge=0, lt=1, description="share of each class held out for the metrics")
     balance: bool = Field(default=True, description="down-sample the larger class to the smaller's size (DCLM)")
     threads: int = Field(default=1, gt=0, description="fastText threads; 1 makes training reproducible per seed")
@@ -235,6 +241,7 @@ def train_classifier(
             lr=params.lr,
             epoch=params.epoch,
             minCount=params.min_count,
+            bucket=params.bucket,
             thread=params.threads,
             seed=params.seed,
             verbose=0,

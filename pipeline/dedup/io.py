@@ -136,10 +136,11 @@ class DedupInput:
 
     @classmethod
     def curated(cls, run_dir: str) -> DedupInput:
-        """A curation run's kept documents: ``<run>/curated/<source>/<rank>.jsonl.gz``."""
+        """A curation run's kept documents: ``<run>/curated/<source>/<rank>.jsonl.gz`` and the documents routed
+        into a source, ``<run>/curated/<source>/routed-from-<origin>/<rank>.jsonl.gz``."""
         return cls(
             folder=os.path.join(run_dir, "curated"),
-            jsonl_glob="*/*.jsonl.gz",
+            jsonl_glob="*/**/*.jsonl.gz",  # with curated/<target>/routed-from-<origin>/ (pipeline.routing)
             parquet_glob=None,
             source_from_subfolder=True,
         )

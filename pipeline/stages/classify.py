@@ -5,9 +5,12 @@ stages:
   classify:
     - name: finance             # metadata classify.finance = P(positive)
       model: models/finance.bin
-      mode: threshold           # annotate | threshold | pareto
-      threshold: 0.5            # threshold
+      mode: threshold           # annotate | threshold | top_percent | pareto | route
+      threshold: 0.5            # threshold / route
+      top_percent: 10           # top_percent: keep the run's top 10 % by score (a whole-run pass)
+      route_to: finance-mined   # route: documents at or above threshold join this source
       alpha: 9                  # pareto
+      route_to: finance-mined   # route: documents at or above threshold join this source
 ```
 
 Several classifiers may be listed; each scores every document that reaches it, in order, and writes
@@ -17,7 +20,13 @@ and its score, and later classifiers do not see it. ``pareto`` is GPT-3's sampli
 appendix A; NeMo Curator's ``pareto`` mode): a document is kept when ``np.random.pareto(alpha) > 1 - score``,
 so high scores are nearly always kept and low ones sometimes, which keeps some diversity; the draw is derived
 from a hash of ``seed`` and the document id instead of a random stream, so a rerun or a resumed rank keeps
-exactly the same documents. Its drops are ``<name>_pareto_sampled`` with the score.
+exactly the same documents. Its drops are ``<name>_pareto_sampled`` with the score. ``top_percent`` keeps
+every document here (scored, like ``annotate``); once every source is curated (and deduped), the whole-run pass
+``pipeline.classify.top_percent`` keeps the top ``top_percent`` % of the run's documents by that score and drops
+the rest with rule ``<name>_below_top_percent`` and their score. ``route`` (domain mining)
+drops nothing: a document scoring at or above ``threshold`` is marked ``routed_to: <route_to>`` and leaves the
+remaining classifiers; it goes on through this source's later stages and the writer end of the pipeline sends it
+to the target source (``pipeline.routing``, docs/classify.md).
 
 The stage runs after ``quality`` and before ``decontaminate`` and ``pii``, on the text the quality rules kept.
 
@@ -37,12 +46,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from datatrove.data import Document
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 
-MODES = ("annotate", "threshold", "pareto")
+MODES = ("annotate", "threshold", "top_percent", "pareto", "route")
+#: metadata a ``route`` classifier sets on a document at or above its threshold (read by pipeline.routing)
+ROUTED_TO, ROUTED_BY = "routed_to", "routed_by"
 
 
 class ClassifierConfig(StrictModel):
@@ -50,11 +61,15 @@ class ClassifierConfig(StrictModel):
 
     name: str = Field(description="metadata key classify.<name>; drop rule <name>_below_threshold")
     model: str = Field(description="a fastText .bin (MODEL.json beside it names the labels)")
-    mode: Literal["annotate", "threshold", "pareto"] = "annotate"
+    mode: Literal["annotate", "threshold", "top_percent", "pareto", "route"] = "annotate"
     threshold: float = Field(default=0.5, ge=0, le=1, description="threshold: drop below this P(positive)")
+    top_percent: float = Field(
+        default=10.0, gt=0, le=100, description="top_percent: keep this share (%) of the run's documents by score"
+    )
     alpha: float = Field(default=9.0, gt=0, description="pareto: the Pareto shape (GPT-3: 9)")
     seed: int = Field(default=0, description="pareto: seed of the per-document draw")
     label: str | None = Field(default=None, description="the positive label (default: from MODEL.json)")
+    route_to: str | None = Field(default=None, description="route: the source that documents scoring >= threshold join")
 
     @field_validator("name")
     @classmethod
@@ -64,6 +79,15 @@ class ClassifierConfig(StrictModel):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
             raise ValueError("classifier names use letters, digits, '_', '.', '-' (they name rules and fields)")
         return value
+
+    @model_validator(mode="after")
+    def _route_needs_target(self) -> ClassifierConfig:
+        # that route_to names another source of the recipe is checked by Recipe (it knows the sources)
+        if self.mode == "route" and not self.route_to:
+            raise ValueError(f"classifier {self.name!r}: mode 'route' needs route_to (the source to route into)")
+        if self.mode != "route" and self.route_to is not None:
+            raise ValueError(f"classifier {self.name!r}: route_to applies to mode 'route' only")
+        return self
 
 
 class ClassifyConfig(StrictModel):
@@ -163,10 +187,15 @@ class ClassifyStage(AccountedStep):
                     verdicts[i] = Drop(rule=f"{cfg.name}_below_threshold", score=score)
                 elif cfg.mode == "pareto" and not pareto_draw(cfg.seed, str(doc.id), cfg.alpha) > 1 - score:
                     verdicts[i] = Drop(rule=f"{cfg.name}_pareto_sampled", score=score)
+                elif cfg.mode == "route" and score >= cfg.threshold:
+                    # only marked here: the document still passes this source's later stages (decontaminate,
+                    # pii, ...); the route writer at the end of the pipeline moves it (pipeline.routing)
+                    doc.metadata[ROUTED_TO] = cfg.route_to
+                    doc.metadata[ROUTED_BY] = cfg.name
                 else:
                     still.append(i)
             alive = still
         return verdicts
 
 
-__all__ = ["ClassifierConfig", "ClassifyConfig", "ClassifyStage", "MODES", "pareto_draw"]
+__all__ = ["ClassifierConfig", "ClassifyConfig", "ClassifyStage", "MODES", "ROUTED_BY", "ROUTED_TO", "pareto_draw"]

@@ -22,7 +22,10 @@ docs/decontaminate.md): its ``NGramsDecontIndexer`` cannot be constructed withou
 and reads eval sets as documents or lighteval tasks, not a team's JSONL fields; its filter hashes every
 n-gram string with xxhash in a Python loop (385 documents of 2 KB per CPU-second against 10,000 eval items,
 where this stage does 9,350), has no cut mode, and does not name the matched item. Here the eval windows are
-hashed once per rank; a document's windows are hashed with a polynomial rolling hash over word ids (prefix
+hashed once per run: the parent builds the index before any rank starts (``DecontaminateStage.prepare_index``)
+into ``<run>/stages/decontaminate/eval-index-<fingerprint>.pkl``, keyed by the eval sets' content and the
+settings, and every rank (and every source of the run) loads that file; a stage used outside a run builds it
+itself in ``setup``. A document's windows are hashed with a polynomial rolling hash over word ids (prefix
 sums: a few NumPy operations per document whatever the window length), rejected in bulk by one set
 ``isdisjoint``, and a hit is confirmed word by word, so a hash collision never drops a document.
 """
@@ -30,7 +33,10 @@ sums: a few NumPy operations per document whatever the window length), rejected 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import os
+import pickle
 import re
 import string
 from dataclasses import dataclass, field
@@ -204,7 +210,7 @@ class Match:
 
 
 class EvalIndex:
-    """The eval windows, hashed once per rank (see module docstring).
+    """The eval windows, hashed once per run (``DecontaminateStage.prepare_index``; see module docstring).
 
     Two tables: every ``ngram``-word window of the items that long, and the first ``min_item_words`` words of
     each shorter item (whose whole length is then checked). Each is a Python ``set`` of hashes for the common
@@ -322,6 +328,18 @@ class EvalIndex:
         return found, hits
 
 
+def index_fingerprint(config: DecontaminateConfig) -> str:
+    """What the eval index depends on: each eval set's bytes (SHA-256) and reading settings, the window
+    settings, and this module's code (a change to the hashing makes a new file)."""
+    parts: list[Any] = [config.ngram, config.min_item_words, hashlib.sha256(Path(__file__).read_bytes()).hexdigest()]
+    for eval_set in config.sets():
+        path = Path(eval_set.path)
+        # a missing file: the stage names it when it starts (EvalSetError); the fingerprint need not fail first
+        content = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+        parts.append([eval_set.set_name(), eval_set.fields, eval_set.id_field, Path(eval_set.path).name, content])
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:20]
+
+
 def merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Overlapping or touching ``[start, end)`` ranges joined."""
     out: list[tuple[int, int]] = []
@@ -343,6 +361,7 @@ class DecontaminateStage(AccountedStep):
         super().__init__(drops_dir)
         self.config = config
         self._index: EvalIndex | None = None
+        self.index_path: str | None = None  # set by prepare_index: the run's index file, loaded by every rank
         for eval_set in config.sets():  # before any rank starts: a typo in a path is one clear error
             if not Path(eval_set.path).is_file():
                 raise EvalSetError(f"{eval_set.path}: eval set not found (stages.decontaminate.eval_sets)")
@@ -352,12 +371,44 @@ class DecontaminateStage(AccountedStep):
         state["_index"] = None  # each rank builds its own; the arrays are not shipped to workers
         return state
 
+    def prepare_index(self, folder: str | Path) -> Path:
+        """Hash the eval sets once for the whole run: build the index into ``folder`` (unless a file with the
+        same fingerprint is there already) and have every rank load it; returns the file.
+
+        The file name carries ``index_fingerprint``: another eval set content or setting gets another file,
+        and a run that is resumed or curates a second source reuses the first one's. Written to a temporary
+        name and renamed, so a killed build never leaves a half file. It is a pickle of ``EvalIndex``, read
+        only by the ranks of the run that wrote it. Beside it, ``<name>.json`` holds the per-set counts.
+        """
+        folder = Path(folder)
+        path = folder / f"eval-index-{index_fingerprint(self.config)}.pkl"
+        if not path.is_file():
+            import time
+
+            started = time.process_time()
+            index = EvalIndex(self.config)
+            seconds = time.process_time() - started
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            with open(tmp, "wb") as handle:
+                pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+            card = {"eval_sets": index.stats, "windows": index.windows, "build_cpu_seconds": round(seconds, 3)}
+            path.with_suffix(".json").write_text(json.dumps(card, indent=1), encoding="utf-8")
+        self.index_path = str(path)
+        return path
+
     def setup(self) -> None:
-        if self._index is None:
+        if self._index is not None:
+            return
+        if self.index_path is not None and os.path.isfile(self.index_path):
+            with open(self.index_path, "rb") as handle:
+                self._index = pickle.load(handle)  # noqa: S301 - written by prepare_index of this same run
+        else:
             self._index = EvalIndex(self.config)
-            for name, counts in self._index.stats.items():
-                for key, value in counts.items():
-                    self.stat_update(f"eval_{name}_{key}", value=value)
+        for name, counts in self._index.stats.items():
+            for key, value in counts.items():
+                self.stat_update(f"eval_{name}_{key}", value=value)
 
     @property
     def index(self) -> EvalIndex:
@@ -382,8 +433,10 @@ class DecontaminateStage(AccountedStep):
         spans = word_spans(doc.text)
         word_ranges = merge([r for m in found.values() for r in m.ranges])
         sets = {m.eval_set: m.item for m in found.values()}
+        matches = {m.eval_set: len(m.ranges) for m in found.values()}  # per eval set, for the report
         if len(word_ranges) > cfg.max_matches:
-            return Drop(rule="contaminated_too_many_matches", score=float(len(word_ranges)), extra={"eval_sets": sets})
+            extra = {"eval_sets": sets, "matches": matches}
+            return Drop(rule="contaminated_too_many_matches", score=float(len(word_ranges)), extra=extra)
         text = doc.text
         chars = merge(
             [
@@ -398,15 +451,25 @@ class DecontaminateStage(AccountedStep):
         pieces.append(text[last:].strip())
         remaining = "\n\n".join(p for p in pieces if p)
         if len(remaining) < cfg.min_remaining_chars:
-            return Drop(rule="contaminated_too_short", score=float(len(remaining)), extra={"eval_sets": sets})
+            extra = {"eval_sets": sets, "matches": matches}
+            return Drop(rule="contaminated_too_short", score=float(len(remaining)), extra=extra)
         doc.text = remaining
         doc.metadata["decontaminate"] = {
             "cut": len(chars),
             "cut_chars": sum(e - s for s, e in chars),
             "eval_sets": sets,
+            "matches": matches,
         }
         self.stat_update("cut_documents")
         return None
 
 
-__all__ = ["DecontaminateConfig", "DecontaminateStage", "EvalIndex", "EvalSetConfig", "EvalSetError", "normalize_words"]
+__all__ = [
+    "DecontaminateConfig",
+    "DecontaminateStage",
+    "EvalIndex",
+    "EvalSetConfig",
+    "EvalSetError",
+    "index_fingerprint",
+    "normalize_words",
+]

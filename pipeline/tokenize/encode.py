@@ -50,6 +50,8 @@ class _SourcePart:
         self.skip_examples: dict[str, str] = {}
         self.checked = 0
         self.mismatched = 0
+        # origin -> [documents, tokens] of the documents routed into this source (classify mode route)
+        self.routed_from: dict[str, list[int]] = {}
 
     def add(self, tokens: np.ndarray, lengths: list[int], nbytes: list[int], hashes: list[int], langs: list[str]):
         self.pending.append(tokens)
@@ -90,6 +92,7 @@ class _SourcePart:
             "skipped": dict(self.skipped),
             "skip_examples": self.skip_examples,
             "roundtrip": {"checked": self.checked, "mismatched": self.mismatched},
+            "routed_from": self.routed_from,
         }
         Path(f"{self.base}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
@@ -183,6 +186,12 @@ class EncodeStep(PipelineStep):
                     [xxhash.xxh3_64_intdigest(b) for b in raw],
                     [str(batch[i].metadata.get("language") or "unknown") for i in members],
                 )
+                for i, length in zip(members, lengths, strict=True):
+                    origin = batch[i].metadata.get("routed_from")
+                    if origin:  # routed in by another source's classifier: the report credits that crawl
+                        counts = part.routed_from.setdefault(str(origin), [0, 0])
+                        counts[0] += 1
+                        counts[1] += length
                 self._verify(tokenizer, part, [texts[i] for i in members], id_lists)
                 self.stat_update("documents", value=len(members))
                 self.stat_update("tokens", value=len(tokens))

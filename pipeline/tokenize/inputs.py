@@ -105,7 +105,7 @@ def discover_inputs(path: str | Path) -> InputPlan:
         if kind is None:
             raise InputError(f"{path}: not a JSONL or Parquet file (suffixes: {', '.join(JSONL_SUFFIXES)}, .parquet)")
         return InputPlan(root=path.parent, origin="file", files={kind: [path.name]})
-    for stage in ("deduped", "curated"):
+    for stage in ("top_percent", "deduped", "curated"):  # the last text pass that ran first
         files = _list_files(path / stage) if (path / stage).is_dir() else {}
         if files:
             return InputPlan(root=path / stage, origin=stage, files=files, recipe_hash=_recipe_hash(path))

@@ -252,6 +252,7 @@ def _load_parts(encoded: Path, dtype: np.dtype) -> tuple[DocumentTable, dict[str
                 "skip_examples": {},
                 "checked": 0,
                 "bad": 0,
+                "routed_from": {},
             },
         )
         for meta_file in sorted(folder.glob("*.meta.json")):
@@ -262,6 +263,10 @@ def _load_parts(encoded: Path, dtype: np.dtype) -> tuple[DocumentTable, dict[str
                 info["skip_examples"].setdefault(rule, example)
             info["checked"] += meta["roundtrip"]["checked"]
             info["bad"] += meta["roundtrip"]["mismatched"]
+            for origin, (documents, tokens) in meta.get("routed_from", {}).items():
+                counts = info["routed_from"].setdefault(origin, {"documents": 0, "tokens": 0})
+                counts["documents"] += documents
+                counts["tokens"] += tokens
             if not meta["documents"]:
                 continue
             tokens = open_tokens(Path(f"{base}.ds"), dtype, meta["tokens"])
@@ -364,6 +369,8 @@ def _split_mix_write(
             "roundtrip": {"checked": stats[name]["checked"], "mismatched": stats[name]["bad"]},
         }
         entry.update(_bytes_per_token(docs, members[name], stats[name]["languages"]))
+        if stats[name]["routed_from"]:  # documents other sources routed in (classify mode route), train + held out
+            entry["routed_from"] = dict(sorted(stats[name]["routed_from"].items()))
         per_source[name] = entry
         if repeats > config.max_repeats_warning:
             warnings.append(

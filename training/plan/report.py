@@ -173,7 +173,16 @@ def _data_section(plan: Plan) -> list[str]:
         f"{human(plan.data['unique_tokens'])} unique tokens available; the plan reads them {epochs:.2f} times"
         f"{' — data-limited' if plan.data_limited else ''}.",
         "",
-    ]
+    ] + _routed_lines(plan)
+
+
+def _routed_lines(plan: Plan) -> list[str]:
+    """What a classifier mined from crawls into the domain sources (classify mode route), if anything."""
+    routed = plan.data.get("routed_tokens") or {}  # origin -> target -> tokens
+    if not routed:
+        return []
+    mined = [f"{human(n)} from {o} into {t}" for o, targets in sorted(routed.items()) for t, n in targets.items()]
+    return [f"Of these, mined from crawls by a classifier (routed): {'; '.join(mined)}.", ""]
 
 
 def _domain_section(plan: Plan) -> list[str]:
