@@ -261,7 +261,7 @@ def gen_phone(rng: random.Random) -> tuple[str, str, bool]:
 # IBANs: every country of the SWIFT IBAN registry, its length
 # ---------------------------------------------------------------------------------------------------
 
-# Written out again from the registry on purpose, not imported from pipeline.stages.pii.IBAN_LENGTHS: an
+# Written out again from the registry on purpose, not imported from pipeline.redact.IBAN_LENGTHS: an
 # evaluation that shared the detector's table could never catch a wrong entry in it.
 IBAN_REGISTRY_LENGTHS: dict[str, int] = {
     "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27,

@@ -13,10 +13,29 @@ import pkgutil
 import sys
 
 import typer
+from typer.core import TyperGroup
 
 import flows  # noqa: F401  (sets telemetry off before anything imports Prefect)
+from flows.errors import print_error
+from pipeline.errors import TokenmillError
+
+
+class _TokenmillGroup(TyperGroup):
+    """The root command group: a ``TokenmillError`` from any command (a bad recipe, unreadable input, a refused
+    plan) is caught here, once, printed by ``print_error`` and ends the command with exit status 2. Commands
+    catch only what is not a ``TokenmillError`` (a missing file, a pydantic error of their flags) or what
+    ends with another status."""
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
+        try:
+            return super().invoke(ctx)
+        except TokenmillError as error:
+            print_error(str(error))
+            raise typer.Exit(2) from None
+
 
 app = typer.Typer(
+    cls=_TokenmillGroup,
     name="tokenmill",
     help="Raw crawls and domain documents → curated, deduplicated, PII-free token shards → a budget-checked LLM.",
     no_args_is_help=True,
@@ -103,8 +122,8 @@ _register_commands()
 
 
 def main() -> None:
-    """The console entry point. User errors are handled by each command (one ``error:`` line, exit 2); an error
-    nobody anticipated is one line and exit 1 as well, with its traceback behind ``--debug``."""
+    """The console entry point. User errors (``TokenmillError``) end in ``_TokenmillGroup`` (one ``error:`` line,
+    exit 2); an error nobody anticipated is one ``error:`` line and exit 1, with its traceback behind ``--debug``."""
     try:
         app()
     except Exception as error:  # noqa: BLE001 - the last line of defence of the console entry point
@@ -112,7 +131,7 @@ def main() -> None:
             raise
         from flows.runtime import console
 
-        console.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
+        print_error(f"{type(error).__name__}: {error}")
         console.print("(an unexpected error: run again with --debug for the traceback, and please report it)")
         sys.exit(1)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from pipeline.config import Recipe
+from pipeline.atomic import write_json_atomic
 from pipeline.layout import RunLayout
 from pipeline.run import (
     CurationSteps,
@@ -30,6 +29,7 @@ from pipeline.run import (
     resolve_run,
     run_tokenize_stage,
 )
+from training.recipe import Recipe, load_recipe
 
 
 @task(name="curate-source", task_run_name="curate-{source_name}")
@@ -92,9 +92,7 @@ def append_to_corpus(corpus_manifest: Path, entry: dict[str, Any]) -> None:
     runs = json.loads(corpus_manifest.read_text(encoding="utf-8")) if corpus_manifest.exists() else []
     runs = [r for r in runs if r.get("run_dir") != entry["run_dir"]] + [entry]
     corpus_manifest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = corpus_manifest.with_suffix(".tmp")
-    tmp.write_text(json.dumps(runs, indent=2), encoding="utf-8")
-    os.replace(tmp, corpus_manifest)
+    write_json_atomic(corpus_manifest, runs, indent=2)
 
 
 def with_index(recipe: Recipe, index: str | None) -> Recipe:
@@ -134,7 +132,7 @@ def curate(
     """
     if output is None and output_root is not None:
         output = dated_output(output_root)
-    resolved = with_index(resolve_run(recipe, input, output, text_key, id_key), index)
+    resolved = with_index(resolve_run(load_recipe(recipe), input, output, text_key, id_key), index)
     with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
         return _curate_locked(resolved, overwrite, input, output_root, tokenize, corpus_manifest)
 

@@ -113,13 +113,13 @@ def dedup(
 
     from pipeline.dedup.io import DedupInput
     from pipeline.dedup.result import DedupResult, dedup_report_md
-    from pipeline.dedup.run import _default_source_name
+    from pipeline.readers.common import source_name_for
 
     logger = get_run_logger()
     settings: dict[str, Any] = {}
     priorities: dict[str, int] = {}
     if recipe:
-        from pipeline.config import load_recipe
+        from training.recipe import load_recipe
 
         loaded = load_recipe(recipe)
         stage = getattr(loaded.stages, "dedup", None)
@@ -137,7 +137,7 @@ def dedup(
     else:
         if output is None:
             raise ValueError("input needs an output folder")
-        source_spec = DedupInput.dataset(input, source or _default_source_name(input), text_key, id_key)
+        source_spec = DedupInput.dataset(input, source or source_name_for(input), text_key, id_key)
         output_dir = output
     import dataclasses
 

@@ -10,6 +10,8 @@ import urllib.request
 
 from rich.console import Console
 
+from pipeline.errors import TokenmillError
+
 console = Console(stderr=True)
 
 
@@ -149,7 +151,7 @@ def ensure_prefect_backend() -> str:
 EMBEDDED_START_S = 60
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(TokenmillError, RuntimeError):
     """The embedded Prefect server did not start; the message says what to do instead."""
 
 

@@ -1,7 +1,7 @@
 """Accounting: every document read is kept, routed or dropped with (stage, rule, score), per source.
 
-Two ledger steps bracket each source's curation pipeline: ``ReadLedger`` right after the reader and
-``KeptLedger`` after the writer. Their counts come back through datatrove's per-rank stats files;
+Two ledger steps bracket each source's curation pipeline: ``Ledger("read")`` right after the reader and
+``Ledger("kept")`` after the writer. Their counts come back through datatrove's per-rank stats files;
 drop rows are counted from ``dropped/`` — an independent measurement, so a stage that loses a document
 without a drop row makes ``read != kept + dropped`` and fails the run. With classify ``mode: route`` a source
 balances as ``read + routed_in = kept + routed + dropped``: ``routed`` is the route writer's count, ``routed_in``
@@ -23,6 +23,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.base import redact_row
+from pipeline.errors import TokenmillError
 from pipeline.layout import RunLayout
 from pipeline.routing import routed_in_folders
 
@@ -30,31 +31,30 @@ EXAMPLES_PER_RULE = 3
 EXAMPLE_KEYS = ("id", "url", "score", "snippet", "duplicate_of", "read_error_detail")
 
 
-class ReadLedger(PipelineStep):
-    """Counts every document (and read-error placeholder) a reader yields."""
+LEDGER_NAME = "📒 Ledger: {label}"
+LEDGER_LABELS = ("read", "kept")
 
-    name = "📒 Ledger: read"
+
+class Ledger(PipelineStep):
+    """Counts every document that passes it under ``label``: ``Ledger("read")`` right after the reader (every
+    document and read-error placeholder it yields), ``Ledger("kept")`` after the writer (what reached the end)."""
+
     type = "🧮 - TOKENMILL"
+
+    def __init__(self, label: str):
+        if label not in LEDGER_LABELS:
+            raise ValueError(f"ledger label must be one of {', '.join(LEDGER_LABELS)}, not {label!r}")
+        self.label = label
+        self.name = LEDGER_NAME.format(label=label)  # before super().__init__: datatrove's Stats take the name there
+        super().__init__()
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         for doc in data:
-            self.stat_update("read")
+            self.stat_update(self.label)
             yield doc
 
 
-class KeptLedger(PipelineStep):
-    """Counts every document that reached the end of the pipeline (after the writer)."""
-
-    name = "📒 Ledger: kept"
-    type = "🧮 - TOKENMILL"
-
-    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        for doc in data:
-            self.stat_update("kept")
-            yield doc
-
-
-class AccountingError(RuntimeError):
+class AccountingError(TokenmillError, RuntimeError):
     """``read != kept + dropped`` for some source: a document went missing."""
 
 
@@ -76,7 +76,7 @@ def ledger_totals(logs_dir: Path, steps: dict[str, Counter[str]] | None = None) 
     """Sum the ledger counters over every rank's stats file in a datatrove logging dir."""
     totals: Counter[str] = Counter()
     for name, counter in (step_totals(logs_dir) if steps is None else steps).items():
-        if name.endswith((ReadLedger.name, KeptLedger.name)):
+        if name.endswith(tuple(LEDGER_NAME.format(label=label) for label in LEDGER_LABELS)):
             for label, value in counter.items():
                 totals[label] += int(value)
     return dict(totals)
@@ -245,6 +245,14 @@ def routing_problems(accounts: list[SourceAccount]) -> list[str]:
     return problems
 
 
+def balance_problem(source: str, read: int, kept: int, dropped: int) -> str | None:
+    """The one balance check, ``read == kept + dropped``: ``None`` when a source balances, else the line that
+    names the source and the numbers (curation's ``check_accounts`` and dedup's result both report it)."""
+    if read == kept + dropped:
+        return None
+    return f"{source}: read {read} != kept {kept} + dropped {dropped} (difference {read - kept - dropped})"
+
+
 def check_accounts(accounts: list[SourceAccount]) -> None:
     """Fail the run when any source does not balance, naming the source and the numbers."""
     broken = [a for a in accounts if not a.balanced]
@@ -255,10 +263,7 @@ def check_accounts(accounts: list[SourceAccount]) -> None:
 
 def _imbalance(a: SourceAccount) -> str:
     if not a.routed and not a.routed_in:  # the message every run without routing has always given
-        return (
-            f"{a.source}: read {a.read} != kept {a.kept_final} + dropped {a.dropped_total}"
-            f" (difference {a.read - a.kept_final - a.dropped_total})"
-        )
+        return balance_problem(a.source, a.read, a.kept_final, a.dropped_total) or ""
     difference = a.read + a.routed_in_total - a.kept_final - a.routed_total - a.dropped_total
     return (
         f"{a.source}: read {a.read} + routed in {a.routed_in_total} != kept {a.kept_final} + routed"

@@ -19,6 +19,8 @@ from typing import IO, Any, ClassVar
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from pipeline.redact import PIIRedactor, redact_url
+
 SNIPPET_CHARS = 300
 
 
@@ -49,8 +51,6 @@ def default_redactor():
     for people reading why a document went, never training data, so they are always redacted in full."""
     global _default_redactor
     if _default_redactor is None:
-        from pipeline.stages.pii import PIIRedactor
-
         _default_redactor = PIIRedactor()
     return _default_redactor
 
@@ -133,8 +133,6 @@ def redact_row(row: dict[str, Any], redactor=None) -> dict[str, Any]:
     ``redact_url``, ``snippet`` cut after redaction (``redacted_snippet``), every other string -- also inside
     lists and dicts -- through ``redact_fields``. ``ROW_KEYS_NOT_TEXT`` are kept as they are: the id is how a
     drop is traced back to its input. Idempotent: a redacted row comes back unchanged."""
-    from pipeline.stages.pii import redact_url
-
     redactor = redactor or default_redactor()
     out: dict[str, Any] = {}
     for key, value in row.items():
@@ -200,6 +198,43 @@ class DropWriter:
         self.close()
 
 
+class PerSourceDropWriter:
+    """``DropWriter``'s interface over one file per source: ``<drops_dir>/<source>/<stage>/<rank>.jsonl.gz``
+    (a row without a source goes to ``default``). Used where one step sees several sources (dedup's filter)."""
+
+    def __init__(self, drops_dir: str, stage: str, rank: int):
+        self.drops_dir, self.stage, self.rank = drops_dir, stage, rank
+        self._writers: dict[str, DropWriter] = {}
+        self.count = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        source = str(row.get("source") or "default")
+        if source not in self._writers:
+            self._writers[source] = DropWriter(os.path.join(self.drops_dir, source), self.stage, self.rank).__enter__()
+        self._writers[source].write(row)
+        self.count += 1
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+
+    def __enter__(self) -> PerSourceDropWriter:
+        return self  # each source's file is cleared when its first row comes (DropWriter.__enter__)
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_error_drop(doc: Document) -> Drop | None:
+    """The drop of a reader's placeholder (``metadata["read_error"]``): stage ``read``, its rule, and the file and
+    detail it names; ``None`` for a document that was read. The one rule every accounted step applies to them."""
+    meta = doc.metadata
+    if not meta.get("read_error"):
+        return None
+    extra = {k: meta[k] for k in ("file", "read_error_detail") if meta.get(k) is not None}
+    return Drop(rule=str(meta["read_error"]), stage="read", extra=extra)
+
+
 class AccountedStep(PipelineStep):
     """Base for tokenmill stages: subclasses implement ``process`` and never lose a document silently.
 
@@ -231,9 +266,13 @@ class AccountedStep(PipelineStep):
 
     batch_size: int = 1
 
+    def open_drops(self, rank: int) -> DropWriter | PerSourceDropWriter:
+        """Where this rank's drop rows go: ``<drops_dir>/<stage>/<rank>.jsonl.gz`` (one source per step)."""
+        return DropWriter(self.drops_dir, self.stage, rank)
+
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         self.setup()
-        with DropWriter(self.drops_dir, self.stage, rank) as drops, self.resources():
+        with self.open_drops(rank) as drops, self.resources():
             batch: list[Document] = []
             for doc in data:
                 batch.append(doc)
@@ -243,7 +282,7 @@ class AccountedStep(PipelineStep):
             if batch:
                 yield from self._handle_batch(batch, drops)
 
-    def _handle_batch(self, batch: list[Document], drops: DropWriter) -> DocumentsPipeline:
+    def _handle_batch(self, batch: list[Document], drops: DropWriter | PerSourceDropWriter) -> DocumentsPipeline:
         with self.track_time("batch" if self.batch_size > 1 else None):
             verdicts = self.process_batch(batch)
         for doc, verdict in zip(batch, verdicts, strict=True):

@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pipeline.atomic import write_json_atomic
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -70,6 +72,4 @@ def read_fingerprint(path: Path) -> str | None:
 
 def write_fingerprint(path: Path, fingerprint: str, details: dict[str, Any] | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"fingerprint": fingerprint, **(details or {})}, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, {"fingerprint": fingerprint, **(details or {})}, indent=2, default=str)

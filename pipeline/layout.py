@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.errors import TokenmillError
 from pipeline.orphans import guard_forks
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ RUN_ENTRIES = (
 )
 
 
-class RunDirError(ValueError):
+class RunDirError(TokenmillError, ValueError):
     """A run directory cannot be used as asked (e.g. ``--overwrite`` on a folder tokenmill did not create)."""
 
 

@@ -31,6 +31,8 @@ from typing import Any
 
 from datatrove.executor import LocalPipelineExecutor
 
+from pipeline.atomic import write_json_atomic
+
 #: Seconds between progress lines when stderr is not a terminal (a log file, CI); ``TOKENMILL_PROGRESS_EVERY``
 #: overrides it.
 LOG_EVERY_S = 30.0
@@ -123,9 +125,7 @@ class ProgressCounter:
     def _write(self, rank: int, state: dict[str, Any]) -> None:
         os.makedirs(self.folder, exist_ok=True)
         path = os.path.join(self.folder, f"{rank:05d}.json")
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(state, handle)
-        os.replace(path + ".tmp", path)
+        write_json_atomic(path, state)
 
 
 @dataclass

@@ -33,9 +33,20 @@ def funnel(account: SourceAccount) -> list[tuple[str, int]]:
     stages = [s for s in STAGE_ORDER if s not in OPTIONAL_STAGES or s in account.dropped] + extra_stages
     remaining = account.read
     rows = [("read", remaining)]
+    if account.routed_in_total:  # documents other sources' classifiers routed in (classify mode route)
+        remaining += account.routed_in_total
+        rows.append(("routed in", remaining))
+    routing_out = account.routed_total
     for stage in stages:
+        if routing_out and stage == "dedup":  # routed documents leave at the end of curation, before dedup
+            remaining -= routing_out
+            rows.append(("routed out", remaining))
+            routing_out = 0
         remaining -= sum(account.dropped.get(stage, {}).values())
         rows.append((f"after {stage}", remaining))
+    if routing_out:
+        remaining -= routing_out
+        rows.append(("routed out", remaining))
     return rows
 
 
@@ -124,7 +135,9 @@ def stage_rows(account: SourceAccount) -> list[dict[str, Any]]:
     rows, previous = [], account.read
     for label, remaining in funnel(account)[1:]:
         stage = label.removeprefix("after ")
-        rows.append({"stage": stage, "in": previous, "out": remaining, "dropped": previous - remaining})
+        # the routing rows move documents between sources: nothing is dropped there
+        dropped = 0 if label in ("routed in", "routed out") else previous - remaining
+        rows.append({"stage": stage, "in": previous, "out": remaining, "dropped": dropped})
         previous = remaining
     return rows
 
@@ -235,6 +248,38 @@ def curation_section(
             f"| {a.source} | {a.read:,} | {a.kept_final:,} | {pct(a.kept_final, a.read)} | {a.dropped_total:,} |"
             f" {'✓' if a.balanced else '✗'} |"
         )
+    lines += _input_files_lines(accounts)
+    lines += _funnel_lines(accounts)
+    lines += _pii_lines(accounts)
+    lines += ["### Kept documents", "", "![languages](plots/languages.png)", "", "![lengths](plots/doc_length.png)", ""]
+    lengths = sorted(kept["lengths"])
+    if lengths:
+        lines.append(
+            f"{kept['documents_sampled']:,} documents; median {lengths[len(lengths) // 2]:,} characters; "
+            f"languages: " + ", ".join(f"{k} {v:,}" for k, v in list(kept["languages"].items())[:10])
+        )
+        lines.append("")
+    lines += ["### Examples of dropped documents", ""]
+    for a in accounts:
+        for key, rows in sorted(a.examples.items()):
+            lines.append(f"- **{a.source} · {key}**")
+            lines += [_example_line(row) for row in rows]
+    payload = {
+        "sources": [a.to_json() for a in accounts],
+        "funnel": {a.source: funnel(a) for a in accounts},
+        "stages": {a.source: stage_rows(a) for a in accounts},
+        "pii": {a.source: a.pii for a in accounts},
+        "warnings": warnings,
+        "languages": kept["languages"],
+        "documents_sampled": kept["documents_sampled"],
+        "length_quantiles": _quantiles(lengths),
+    }
+    return "\n".join(lines) + "\n", payload
+
+
+def _input_files_lines(accounts: list[SourceAccount]) -> list[str]:
+    """The ``### Input files`` table: files listed, with documents, empty, skipped by extension."""
+    lines: list[str] = []
     lines += [
         "",
         "### Input files",
@@ -256,6 +301,12 @@ def curation_section(
             f"| {a.source} | {files.get('listed', 0):,} | {files.get('with_documents', 0):,} |"
             f" {files.get('empty', 0):,} | {skipped_txt or '—'} |"
         )
+    return lines
+
+
+def _funnel_lines(accounts: list[SourceAccount]) -> list[str]:
+    """The ``### Funnel`` part: per source, documents in → out per stage and drops by rule."""
+    lines: list[str] = []
     lines += ["", "### Funnel", "", "![funnel](plots/funnel.png)", ""]
     for a in accounts:
         lines += [
@@ -281,6 +332,12 @@ def curation_section(
         else:
             lines.append("nothing dropped")
         lines.append("")
+    return lines
+
+
+def _pii_lines(accounts: list[SourceAccount]) -> list[str]:
+    """The ``### PII replacements by type`` table."""
+    lines: list[str] = []
     lines += ["### PII replacements by type", ""]
     pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: -sum(a.pii.get(t, 0) for a in accounts))
     if pii_types:
@@ -296,30 +353,7 @@ def curation_section(
     else:
         lines.append("no PII replaced (or the pii stage is off)")
     lines.append("")
-    lines += ["### Kept documents", "", "![languages](plots/languages.png)", "", "![lengths](plots/doc_length.png)", ""]
-    lengths = sorted(kept["lengths"])
-    if lengths:
-        lines.append(
-            f"{kept['documents_sampled']:,} documents; median {lengths[len(lengths) // 2]:,} characters; "
-            f"languages: " + ", ".join(f"{k} {v:,}" for k, v in list(kept["languages"].items())[:10])
-        )
-        lines.append("")
-    lines += ["### Examples of dropped documents", ""]
-    for a in accounts:
-        for key, rows in sorted(a.examples.items()):
-            lines.append(f"- **{a.source} · {key}**")
-            lines += [_example_line(row) for row in rows]
-    payload = {
-        "sources": [a.to_json() for a in accounts],
-        "funnel": {a.source: funnel(a) for a in accounts},
-        "stages": {a.source: stage_rows(a) for a in accounts},
-        "pii": {a.source: a.pii for a in accounts},
-        "warnings": warnings,
-        "languages": kept["languages"],
-        "documents_sampled": kept["documents_sampled"],
-        "length_quantiles": _quantiles(lengths),
-    }
-    return "\n".join(lines) + "\n", payload
+    return lines
 
 
 def _quantiles(sorted_values: list[int]) -> dict[str, int]:
@@ -389,7 +423,7 @@ def _scan_kept(folders: list[Path], limit: int = MAX_DOCS_FOR_HISTOGRAMS):
     """The metadata of up to ``limit`` documents in ``folders`` (for the classify and decontamination sections)."""
     seen = 0
     for folder in folders:
-        for path in sorted(folder.glob("*.jsonl.gz")) if folder.is_dir() else []:
+        for path in sorted(folder.glob("**/*.jsonl.gz")) if folder.is_dir() else []:
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if seen >= limit:

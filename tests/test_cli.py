@@ -46,3 +46,41 @@ def test_an_unexpected_error_is_one_line_unless_debug(monkeypatch, capsys) -> No
     monkeypatch.setattr(sys, "argv", ["tokenmill", "--debug", "curate", "x.yaml"])
     with pytest.raises(RuntimeError, match="nobody anticipated"):
         flows.cli.main()
+
+
+def test_every_project_error_is_a_tokenmill_error_and_keeps_its_builtin_base() -> None:
+    from flows.end_to_end import PlanRefused
+    from pipeline.accounting import AccountingError
+    from pipeline.config import RecipeError
+    from pipeline.errors import TokenmillError
+    from pipeline.readers import InputError
+    from pipeline.tokenize.format import ShardError
+    from training.plan.units import PlanError
+    from training.preflight import GateError
+
+    for cls, builtin in (
+        (RecipeError, ValueError),
+        (InputError, ValueError),
+        (ShardError, ValueError),
+        (PlanError, ValueError),
+        (GateError, ValueError),
+        (AccountingError, RuntimeError),
+        (PlanRefused, RuntimeError),
+    ):
+        assert issubclass(cls, TokenmillError) and issubclass(cls, builtin), cls
+
+
+def test_a_tokenmill_error_from_any_command_is_one_error_line_and_exit_2(monkeypatch) -> None:
+    """A command that lets a ``TokenmillError`` through still ends as ``error: <message>``, status 2: the root
+    group catches it once (no traceback, markup in the message printed as written)."""
+    import pipeline.run
+    from pipeline.config import RecipeError
+
+    def refuse(*args, **kwargs):
+        raise RecipeError("recipe.yaml: stages.[bold]x[/bold]: unknown stage")
+
+    monkeypatch.setattr(pipeline.run, "resolve_run", refuse)
+    result = CliRunner().invoke(app, ["curate", "recipe.yaml"])
+    assert result.exit_code == 2, result.output
+    assert "error: recipe.yaml: stages.[bold]x[/bold]: unknown stage" in result.output
+    assert "Traceback" not in result.output

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import load_recipe
 from pipeline.curate import curate_source
 from pipeline.report import curation_section, write_report
 from pipeline.run import account_all, prepare_run_dir
+from training.recipe import load_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,7 +87,7 @@ KILLER = textwrap.dedent(
     import os, signal, sys
     from datatrove.pipeline.base import PipelineStep
     import pipeline.curate as curate_mod
-    from pipeline.config import load_recipe
+    from training.recipe import load_recipe
     from pipeline.run import prepare_run_dir
 
     class KillAt(PipelineStep):

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.stages.pii import DEFAULT_PLACEHOLDERS
+from pipeline.redact import DEFAULT_PLACEHOLDERS
 from tests.test_curate_run import recipe_file, run_curation
 
 PLACEHOLDER = re.compile("|".join(map(re.escape, DEFAULT_PLACEHOLDERS.values())))

@@ -16,18 +16,17 @@ from collections.abc import Callable
 import pytest
 from datatrove.data import Document
 
-from pipeline.stages.pii import (
+from pipeline.redact import (
     DEFAULT_PLACEHOLDERS,
     IBAN_LENGTHS,
-    PIIConfig,
     PIIRedactor,
-    PIIStage,
     card_brand_ok,
     gs1_valid,
     iban_valid,
     ip_replaceable,
     luhn_valid,
 )
+from pipeline.stages.pii import PIIConfig, PIIStage
 
 N_VALUES = 40
 CONTEXTS = (

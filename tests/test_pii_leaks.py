@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from pipeline.base import REDACTION_MARGIN, SNIPPET_CHARS, drop_row, redacted_snippet
-from pipeline.stages.pii import PIIRedactor, PIIStage, redact_url
+from pipeline.redact import PIIRedactor, redact_url
+from pipeline.stages.pii import PIIStage
 from tests.test_readers import response, write_warc
 
 EMAIL = "jane.doe@example.com"

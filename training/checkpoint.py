@@ -24,13 +24,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
+
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.json"
 STATE_VERSION = 1
 _NAME = re.compile(r"^step_(\d+)$")
 
 
-class CheckpointMismatch(ValueError):
+class CheckpointMismatch(TokenmillError, ValueError):
     """A checkpoint written for another config or other shards; resuming would not continue the same run."""
 
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
+from pipeline.errors import TokenmillError
 from training.plan.units import count_field
 
 SCRATCH_LR = 3e-4  # Llama/TinyLlama-range peak for 0.1-7B decoders with AdamW(0.9, 0.95)
@@ -62,7 +63,7 @@ IDENTITY_FIELDS = (
 INHERITED_FIELDS = ("decay_steps", "warmup_steps", "global_batch_tokens")
 
 
-class TrainConfigError(ValueError):
+class TrainConfigError(TokenmillError, ValueError):
     """A training config that cannot be used; the message names the file and the field."""
 
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from pipeline.errors import TokenmillError
 from pipeline.tokenize.format import (
     HELDOUT_DIR,
     ShardError,
@@ -39,7 +40,7 @@ STATE_VERSION = 1
 PERMUTATIONS_CACHED = 4
 
 
-class ResumeError(ValueError):
+class ResumeError(TokenmillError, ValueError):
     """A saved reader state that does not belong to these shards or this reader's settings."""
 
 

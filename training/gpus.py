@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.errors import TokenmillError
+
 GIB = 1024**3
 
 
@@ -51,7 +53,7 @@ GPUS: dict[str, GPU] = {
 _ALIASES = {"a100": "A100-80GB", "h100": "H100-SXM", "b200": "B200", "4090": "RTX-4090"}
 
 
-class UnknownGPUError(ValueError):
+class UnknownGPUError(TokenmillError, ValueError):
     """A GPU name not in the table; the message lists the known ones."""
 
 

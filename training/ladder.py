@@ -43,6 +43,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel
+from pipeline.errors import TokenmillError
 
 CPU_WIDTHS = (32, 48, 64)
 GPU_WIDTHS = (128, 256, 384, 512, 640, 768)
@@ -71,7 +72,7 @@ CSV_COLUMNS = (
 )
 
 
-class LadderError(ValueError):
+class LadderError(TokenmillError, ValueError):
     """A ladder that cannot run as asked; the message names the option."""
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
 from training.config import TrainConfig, dump_train_config
 from training.preflight import preflight
 from training.train import run_training
@@ -26,7 +27,7 @@ from training.train import run_training
 LAUNCH_CONFIG = "launch_config.yaml"
 
 
-class LaunchFailed(RuntimeError):
+class LaunchFailed(TokenmillError, RuntimeError):
     """The launched training processes exited with an error; ``code`` is their exit status."""
 
     def __init__(self, code: int, tail: list[str]) -> None:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipeline.errors import TokenmillError
 from pipeline.tokenize.format import ShardManifest
 from training.models import COUNTED_KEYS
 
@@ -33,7 +34,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
 TRAIN_INFO = "tokenmill_train.json"  # written beside an exported model: resolved config, final metrics
 
 
-class ModelSetupError(ValueError):
+class ModelSetupError(TokenmillError, ValueError):
     """A model that cannot be built or continued from; the message names the folder/field and the fix."""
 
 

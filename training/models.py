@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
+
 PRESET_DIR = Path(__file__).resolve().parents[1] / "configs" / "models"
 
 # HF ``model_type`` values whose decoder has the Llama layout; the flags say where they add biases or norms.
@@ -69,7 +71,7 @@ COUNTED_KEYS = {
 _MOE_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size")
 
 
-class ModelError(ValueError):
+class ModelError(TokenmillError, ValueError):
     """A model spec that cannot be turned into a countable shape; the message names the file and field."""
 
 

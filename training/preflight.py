@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.errors import TokenmillError
 from training.checkpoint import find_latest
 from training.config import TrainConfig
 from training.gpus import detect_gpu
@@ -16,7 +17,7 @@ from training.plan.gate import plan_gate, train_plan_options
 from training.plan.units import PlanError
 
 
-class GateError(ValueError):
+class GateError(TokenmillError, ValueError):
     """The budget check found blocking problems; the message lists them with the cheapest fix."""
 
 

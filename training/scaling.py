@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
 from training.plan.laws import ScalingFit
 from training.plan.units import PlanError, parse_count
 
@@ -54,7 +55,7 @@ REQUIRED_COLUMNS = ("params", "tokens", "loss")
 FIT_NAME = "own"  # as training.plan.laws.OWN_FIT: the law fitted to your runs
 
 
-class ScalingFitError(ValueError):
+class ScalingFitError(TokenmillError, ValueError):
     """A runs CSV or a fit that cannot be used; the message names the file and the row or field."""
 
 

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import TokenmillError
 from pipeline.tokenize.format import ShardError, ShardManifest
 from training.checkpoint import find_latest
 from training.config import TrainConfig
@@ -19,7 +20,7 @@ from training.data import ShardWindows
 from training.modeling import TRAIN_INFO, copy_tokenizer
 
 
-class TrainingDiverged(RuntimeError):
+class TrainingDiverged(TokenmillError, RuntimeError):
     """The loss became NaN/inf or exploded; the message names the step and the last good checkpoint."""
 
 

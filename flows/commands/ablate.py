@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="ablate")(ablate_command)
@@ -39,14 +41,15 @@ def ablate_command(
     from training.modeling import ModelSetupError
     from training.plan.units import PlanError
     from training.preflight import GateError
+    from training.recipe import load_recipe
     from training.steps import TrainingDiverged
 
     def fail(message: str, code: int = 2) -> None:
-        typer.echo(f"error: {message}", err=True)
+        print_error(message)
         raise typer.Exit(code)
 
     try:
-        loaded = resolve_run(str(recipe))
+        loaded = resolve_run(load_recipe(recipe))
         settings = dict(loaded.ablate or {})
         settings["reference"] = [*settings.get("reference", []), *(str(p) for p in reference)]
         if seeds is not None:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from flows.errors import print_error
+
 classifier_app = typer.Typer(
     help="Train and evaluate fastText document classifiers (quality, domain, toxicity): docs/classifier.md",
     no_args_is_help=True,
@@ -17,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
+    print_error(message)
     raise typer.Exit(2)
 
 

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -39,21 +41,20 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
-        from flows.runtime import PREFECT_MODES, console, prefect_backend
+        from flows.runtime import PREFECT_MODES, prefect_backend
         from pipeline import progress
-        from pipeline.config import RecipeError
-        from pipeline.layout import RunDirError, RunLayout
-        from pipeline.readers import InputError
+        from pipeline.layout import RunLayout
         from pipeline.run import curate_run, resolve_run
+        from training.recipe import load_recipe
 
-        errors = (RecipeError, FileNotFoundError, InputError, RunDirError)
+        errors = FileNotFoundError  # a TokenmillError (recipe, input, run folder) goes to flows.cli's one handler
         try:  # a typo fails here, before Prefect (and its server) start
-            resolved = resolve_run(str(recipe), input, output, text_key, id_key)
+            resolved = resolve_run(load_recipe(recipe), input, output, text_key, id_key)
             RunLayout.at(resolved.output_dir).check_unlocked()  # another run on it: say so now, not in a flow
             if overwrite:
                 RunLayout.at(resolved.output_dir).check_clearable()
         except errors as error:
-            console.print(f"[red]error:[/] {error}")
+            print_error(str(error))
             raise typer.Exit(2) from None
         if prefect not in PREFECT_MODES:
             choices = ", ".join(PREFECT_MODES)
@@ -71,7 +72,7 @@ def register(app: typer.Typer) -> None:
                         str(recipe), input=input, output=output, overwrite=overwrite, text_key=text_key, id_key=id_key
                     )
         except errors as error:
-            console.print(f"[red]error:[/] {error}")
+            print_error(str(error))
             raise typer.Exit(2) from None
         print_summary(result)
 

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
+from flows.errors import print_error
 from flows.runtime import console
 
 
@@ -94,7 +95,8 @@ def register(app: typer.Typer) -> None:
 
 def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> tuple[dict, dict[str, int], dict]:
     """Dedup settings, source priorities and the executor: the recipe's (when given), then ``--priority``."""
-    from pipeline.config import RecipeError, load_recipe
+    from pipeline.config import RecipeError
+    from training.recipe import load_recipe
 
     settings: dict = {}
     priorities: dict[str, int] = {}
@@ -103,7 +105,7 @@ def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> 
         try:
             loaded = load_recipe(recipe)
         except RecipeError as error:
-            console.print(f"[red]error:[/] {escape(str(error))}")
+            print_error(str(error))
             raise typer.Exit(2) from None
         stage = getattr(loaded.stages, "dedup", None)
         settings = stage.model_dump() if stage is not None else {}
@@ -156,10 +158,10 @@ def _check(settings: dict, input: Path) -> None:  # noqa: A002
     try:
         DedupConfig.model_validate(settings)
     except ValidationError as error:
-        console.print(f"[red]error:[/] {escape(format_validation_error(error, 'dedup options'))}")
+        print_error(format_validation_error(error, "dedup options"))
         raise typer.Exit(2) from None
     if not input.exists():
-        console.print(f"[red]error:[/] {escape(str(input))}: no such file or folder")
+        print_error(f"{input}: no such file or folder")
         raise typer.Exit(2)
 
 
@@ -208,7 +210,7 @@ def _run(
                 **flow_args,
             )
     except (DedupIndexError, DedupStateError, ValueError) as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        print_error(str(error))
         raise typer.Exit(2) from None
 
 
@@ -221,7 +223,6 @@ def _redis_config(value: str, basename: str) -> dict:
 
 
 def print_summary(result) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from flows.runtime import console

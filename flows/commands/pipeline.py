@@ -6,6 +6,8 @@ from typing import Optional
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     @app.command("pipeline")
@@ -15,24 +17,23 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="train even when the budget check finds blocking problems"),
     ) -> None:
         """Run a recipe end to end; a rerun skips the stages whose config, inputs and code are unchanged."""
-        from flows.runtime import console, ensure_prefect_backend
-        from pipeline.config import RecipeError
-        from pipeline.layout import RunDirError, RunLayout
-        from pipeline.readers import InputError
+        from flows.runtime import ensure_prefect_backend
+        from pipeline.layout import RunLayout
         from pipeline.run import resolve_run
+        from training.recipe import load_recipe
 
         try:  # a typo or a folder another run holds fails here, before Prefect (and its server) start
-            RunLayout.at(resolve_run(recipe, None, output).output_dir).check_unlocked()
-        except (RecipeError, FileNotFoundError, InputError, RunDirError) as error:
-            console.print(f"[red]error:[/] {error}")
+            RunLayout.at(resolve_run(load_recipe(recipe), None, output).output_dir).check_unlocked()
+        except FileNotFoundError as error:  # a TokenmillError goes to flows.cli's one handler
+            print_error(str(error))
             raise typer.Exit(2) from None
         ensure_prefect_backend()
-        from flows.end_to_end import PlanRefused, pipeline
+        from flows.end_to_end import pipeline
 
         try:
             result = pipeline(recipe, output=output, force=force)
-        except (RecipeError, FileNotFoundError, InputError, PlanRefused, RunDirError) as error:
-            console.print(f"[red]error:[/] {error}")
+        except FileNotFoundError as error:
+            print_error(str(error))
             raise typer.Exit(2) from None
         print_result(result)
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="plan")(plan_command)
@@ -95,7 +97,7 @@ def plan_command(
             options = _validate_flags(PlanOptions, overrides)
         result = plan_from_options(options, origin=str(recipe) if recipe else None)
     except PlanError as error:
-        typer.echo(f"error: {error}", err=True)
+        print_error(str(error))
         raise typer.Exit(2) from None
     blocking = check(result)
     for warning in result.warnings:

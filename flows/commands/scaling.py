@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from flows.errors import print_error
+
 scaling_app = typer.Typer(
     name="scaling",
     help="Scaling laws from your own runs: fit L(N, D) = E + A/N^alpha + B/D^beta (docs/scaling.md).",
@@ -39,7 +41,7 @@ def fit_command(
         data = read_runs(runs)
         result = fit_runs(data, bootstrap=bootstrap, seed=seed)
     except ScalingFitError as error:
-        typer.echo(f"error: {error}", err=True)
+        print_error(str(error))
         raise typer.Exit(2) from None
     for note in result.notes:
         typer.echo(f"warning: {note}", err=True)
@@ -139,7 +141,7 @@ def ladder_command(
     ) as error:
         _fail(str(error))
     except TrainingDiverged as error:
-        typer.echo(f"error: {error}", err=True)
+        print_error(str(error))
         raise typer.Exit(1) from None
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
@@ -148,7 +150,7 @@ def ladder_command(
 
 
 def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
+    print_error(message)
     raise typer.Exit(2)
 
 
@@ -163,7 +165,7 @@ def _ladder_inputs(
     if gpu_hours or flops or (gpu and not dry_run):
         _fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
     from flows.end_to_end import plan_options
-    from pipeline.config import load_recipe
+    from training.recipe import load_recipe
 
     loaded = load_recipe(recipe)
     shards = Path(loaded.output_dir) / "shards"

@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from flows.errors import print_error
+
 shards_app = typer.Typer(help="Look at token shards written by `tokenmill tokenize`.", no_args_is_help=True)
 
 
@@ -56,12 +58,12 @@ def tokenize(
 ) -> None:
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
     from rich.console import Console
-    from rich.markup import escape
 
     from pipeline import progress
-    from pipeline.config import RecipeError, load_recipe
+    from pipeline.config import RecipeError
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
+    from training.recipe import load_recipe
 
     console = Console(stderr=True)
     if tokenizer is not None and vocab_size is not None:
@@ -73,7 +75,7 @@ def tokenize(
         try:
             loaded = load_recipe(recipe)
         except RecipeError as error:
-            console.print(f"[red]{escape(str(error))}[/red]", soft_wrap=True)
+            print_error(str(error))
             raise typer.Exit(2) from None
         recipe_hash = loaded.config_hash()
         stage = getattr(loaded.stages, "tokenize", None)
@@ -107,7 +109,7 @@ def tokenize(
         with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
             manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
-        console.print(f"[red]tokenize failed:[/red] {escape(str(error))}", soft_wrap=True)  # paths stay on one line
+        print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None
     _print_summary(console, manifest, output)
 
@@ -159,7 +161,6 @@ def inspect(
 ) -> None:
     """Print the manifest and decode one document."""
     from rich.console import Console
-    from rich.markup import escape
 
     from pipeline.tokenize.format import ShardError, load_manifest
     from pipeline.tokenize.verify import load_shard_tokenizer, read_document
@@ -183,7 +184,7 @@ def inspect(
         console.rule(f"{first['path']} document {doc}: {len(ids):,} tokens, {len(text):,} characters")
         console.print(text[:chars] + ("…" if len(text) > chars else ""), markup=False, highlight=False)
     except (ShardError, ValueError) as error:
-        console.print(f"[red]{escape(str(error))}[/red]", soft_wrap=True)
+        print_error(str(error))
         raise typer.Exit(1) from None
 
 
@@ -196,7 +197,6 @@ def verify(
     import json
 
     from rich.console import Console
-    from rich.markup import escape
 
     from pipeline.tokenize.verify import verify_shards
 
@@ -205,7 +205,7 @@ def verify(
     try:
         report = verify_shards(folder, input_path)
     except ValueError as error:
-        console.print(f"[red]{escape(str(error))}[/red]", soft_wrap=True)
+        print_error(str(error))
         raise typer.Exit(1) from None
     console.print_json(json.dumps(report))
     if not report["ok"]:

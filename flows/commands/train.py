@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from flows.errors import print_error
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="train")(train_command)
@@ -65,7 +67,7 @@ def train_command(
             on_event=lambda kind, value: _print_launch(console, kind, value),
         )
     except refused as error:
-        console.print(f"[red]refused:[/red] {error}")
+        print_error(str(error))
         raise typer.Exit(2) from None
     except TrainingDiverged as error:
         console.print(f"[red]diverged:[/red] {error}")
@@ -117,6 +119,6 @@ def generate_command(
     try:
         text = generate_sample(model_dir, prompt, max_new_tokens, top_k=top_k, seed=seed)
     except (FileNotFoundError, ValueError) as error:
-        typer.echo(f"error: {error}", err=True)
+        print_error(str(error))
         raise typer.Exit(2) from None
     typer.echo(text)

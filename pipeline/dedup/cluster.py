@@ -45,19 +45,24 @@ import resource
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from pipeline.atomic import atomic_open, write_json_atomic
+from pipeline.base import redacted_snippet
 from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.memory import cluster_bound, ids_bytes
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.signatures import SNIPPET_CHARS, rank_paths
+from pipeline.errors import TokenmillError
 
 _U64 = np.uint64
 VERIFY_CHUNK = 8192  # candidate pairs compared at once: 2 × 8192 signatures in memory (memory.py constant)
 
 
-class DedupStateError(RuntimeError):
+class DedupStateError(TokenmillError, RuntimeError):
     """Intermediate files of the dedup stage are missing or were made with other settings."""
 
 
@@ -249,7 +254,12 @@ def run_clustering(
     source_priority: dict[str, int],
     index=None,
 ) -> dict[str, Any]:
-    """Decide, for every document, keep or drop (and why); write decisions and ``summary.json``."""
+    """Decide, for every document, keep or drop (and why); write decisions and ``summary.json``.
+
+    The steps, each a function below: exact groups (``_exact_groups``), matches with the index's exact hashes
+    (``_index_exact_matches``), the near-duplicate graph and its components (``_near_components``), one decision
+    per row (``_decide``), then the decision files, the counts the filter must reproduce and the summary.
+    """
     started = time.perf_counter()
     cpu_started = time.process_time()
     data = load_signatures(signature_dir, world_size, config)
@@ -260,7 +270,73 @@ def run_clustering(
     pref = preference_order(ids, data["length"], priority)
     loaded = time.perf_counter()
 
-    # 1. exact groups -------------------------------------------------------------------------------------
+    rep, eligible, group_size = _exact_groups(exact, kind, pref, n, config)
+    entries, index_exact = _index_exact_matches(index, sig, exact, kind, rep, eligible, n)
+    graph = _near_components(sig, kind, rep, index_exact, entries, pref, group_size, config)
+    clustered = time.perf_counter()
+    decisions, cluster_members, cluster_size, node_of_row, index_meta = _decide(
+        data, rep, group_size, index_exact, entries, graph
+    )
+    keep = _keep_mask(n, kind, decisions)
+    _write_decisions(out_dir, world_size, data["offsets"], ids, decisions, keep)
+    per_source = _expected_counts(data, decisions)
+    histogram = Counter(_size_bucket(size) for size in cluster_size.values())
+    top_clusters = _top_clusters(
+        signature_dir, world_size, data, config, decisions, cluster_members, cluster_size, index_meta
+    )
+    n_index_nodes = graph.nodes.total - graph.nodes.n_run
+    n_candidates, n_verified = graph.n_candidates, graph.n_verified
+    id_bytes = ids_bytes(ids)
+    summary = {
+        "documents": n,
+        "sources": sources,
+        "per_source": per_source,
+        "pairs": {"candidates": int(n_candidates), "verified": int(n_verified)},
+        "clusters": len(cluster_members),
+        "cluster_size_histogram": dict(sorted(histogram.items(), key=lambda kv: _bucket_order(kv[0]))),
+        "top_clusters": top_clusters,
+        "index": {
+            "entries_compared": 0 if entries is None else len(entries),
+            "matched_exact": int(
+                sum(1 for d in decisions.values() if d.get("matched_run") and d["rule"] == "exact_duplicate")
+            ),
+            "matched_near": int(
+                sum(1 for d in decisions.values() if d.get("matched_run") and d["rule"] == "near_duplicate")
+            ),
+        },
+        "memory": {
+            "bound_bytes": cluster_bound(
+                n, config.num_perm, id_bytes / max(n, 1), n_index_nodes, n_candidates, n_decisions=len(decisions)
+            ),
+            "array_bytes": int(
+                sig.nbytes
+                + exact.nbytes
+                + data["length"].nbytes
+                + kind.nbytes
+                + data["source"].nbytes
+                + pref.nbytes
+                + rep.nbytes
+                + group_size.nbytes
+                + index_exact.nbytes
+                + node_of_row.nbytes
+            ),
+            "id_bytes": id_bytes,
+            "peak_rss_bytes": _peak_rss(),
+        },
+        "seconds": {
+            "load": round(loaded - started, 3),
+            "cluster": round(clustered - loaded, 3),
+            "total": round(time.perf_counter() - started, 3),
+            "cpu": round(time.process_time() - cpu_started, 3),
+        },
+    }
+    write_json_atomic(os.path.join(out_dir, "summary.json"), summary, ensure_ascii=False, indent=1)
+    return summary
+
+
+def _exact_groups(exact: np.ndarray, kind: np.ndarray, pref: np.ndarray, n: int, config: DedupConfig):
+    """Step 1: every row's exact group representative (its preferred member), the rows eligible for exact
+    matching, and each representative's group size."""
     rep = np.arange(n, dtype=np.int64)  # the exact group's preferred member
     eligible = np.flatnonzero((kind == KIND_NORMAL) | (kind == KIND_SHORT)) if config.exact else np.empty(0, np.int64)
     if len(eligible):
@@ -269,7 +345,12 @@ def run_clustering(
         rep[order] = order[head_pos]
     group_size = np.bincount(rep, minlength=n)
 
-    # index entries: exact matches by hash, near candidates by the same banding as the run
+    return rep, eligible, group_size
+
+
+def _index_exact_matches(index, sig, exact, kind, rep, eligible, n: int):
+    """The index entries to compare with (exact matches by hash, near candidates by the run's banding) and,
+    per row, the index entry with the same exact hash (``-1``: none)."""
     entries = None
     if index is not None:
         heads = np.flatnonzero((rep == np.arange(n)) & ((kind == KIND_NORMAL) | (kind == KIND_SHORT)))
@@ -285,7 +366,25 @@ def run_clustering(
         hit = (entries.exact[cand, 0] == exact[heads, 0]) & (entries.exact[cand, 1] == exact[heads, 1])
         index_exact[heads[hit]] = cand[hit]
 
-    # 2-4. near-duplicate graph over exact-group representatives + index entries ---------------------------
+    return entries, index_exact
+
+
+@dataclass
+class _Graph:
+    """Steps 2-4: the near-duplicate graph over exact-group representatives and index entries."""
+
+    run_rows: np.ndarray
+    nodes: _Nodes
+    survivor_node: np.ndarray
+    comp_docs: np.ndarray
+    n_candidates: int
+    n_verified: int
+
+
+def _near_components(sig, kind, rep, index_exact, entries, pref, group_size, config: DedupConfig) -> _Graph:
+    """Candidate pairs by banding, verified by signature agreement, joined into components; each node's
+    survivor is its component's preferred node."""
+    n = len(rep)
     run_rows = np.flatnonzero((rep == np.arange(n)) & (kind == KIND_NORMAL) & (index_exact < 0))
     index_sigs = entries.sigs if entries is not None and len(entries) and config.near else None
     nodes = _Nodes(sig, run_rows, index_sigs)
@@ -308,9 +407,15 @@ def run_clustering(
             new, head_pos = _group_heads([labels[by_label]])
             survivor_node[by_label] = by_label[head_pos]
             comp_docs = np.bincount(labels, weights=comp_docs).astype(np.int64)[labels]
-    clustered = time.perf_counter()
+    return _Graph(run_rows, nodes, survivor_node, comp_docs, n_candidates, n_verified)
 
-    # 5. decisions per row ----------------------------------------------------------------------------------
+
+def _decide(data: dict[str, Any], rep, group_size, index_exact, entries, graph: _Graph):
+    """Step 5: a drop decision per duplicate row (rule, duplicate_of, similarity, cluster size) and a keep
+    decision per survivor with duplicates; also the cluster members and sizes the summary reports."""
+    sig, exact, ids, sources = data["sig"], data["exact"], data["ids"], data["sources"]
+    n = len(ids)
+    run_rows, nodes, survivor_node, comp_docs = graph.run_rows, graph.nodes, graph.survivor_node, graph.comp_docs
     node_of_row = np.full(n, -1, dtype=np.int64)
     node_of_row[run_rows] = np.arange(nodes.n_run)
     describe = entries.describe_rows if entries is not None else (lambda rows: [])
@@ -378,27 +483,37 @@ def run_clustering(
                 "duplicates_dropped": len(members),
             }
 
+    return decisions, cluster_members, cluster_size, node_of_row, index_meta
+
+
+def _keep_mask(n: int, kind: np.ndarray, decisions: dict[int, dict[str, Any]]) -> np.ndarray:
+    """Rows kept by the decisions that an index may learn from (normal and short documents)."""
     keep = np.ones(n, dtype=bool)
     for row, decision in decisions.items():
         if decision["action"] == "drop":
             keep[row] = False
     keep &= (kind == KIND_NORMAL) | (kind == KIND_SHORT)  # what an index may learn from this run
 
-    # outputs ------------------------------------------------------------------------------------------------
+    return keep
+
+
+def _write_decisions(out_dir: str, world_size: int, offsets, ids, decisions: dict[int, dict[str, Any]], keep) -> None:
+    """``decisions/<rank>.jsonl.gz`` (rows by position within the rank) and ``keep.npy``."""
     os.makedirs(os.path.join(out_dir, "decisions"), exist_ok=True)
-    offsets = data["offsets"]
     rows_sorted = np.array(sorted(decisions), dtype=np.int64)
     bounds = np.searchsorted(rows_sorted, offsets)  # decisions of rank r: rows_sorted[bounds[r]:bounds[r + 1]]
     for rank in range(world_size):
         path = os.path.join(out_dir, "decisions", f"{rank:05d}.jsonl.gz")
-        with gzip.open(path + ".tmp", "wt", encoding="utf-8", compresslevel=3) as handle:
+        with atomic_open(path, "wt", opener=gzip.open, compresslevel=3) as handle:
             for row in rows_sorted[bounds[rank] : bounds[rank + 1]].tolist():
                 record = {"position": row - int(offsets[rank]), "id": ids[row], **decisions[row]}
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        os.replace(path + ".tmp", path)
     np.save(os.path.join(out_dir, "keep.npy"), keep)
 
-    # counts the filter stage must reproduce (checked there)
+
+def _expected_counts(data: dict[str, Any], decisions: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per source, the counts the filter stage must reproduce (checked by ``dedup_finish``)."""
+    sources, kind = data["sources"], data["kind"]
     per_source: dict[str, dict[str, Any]] = {}
     for code, name in enumerate(sources):
         rows_of = data["source"] == code
@@ -414,7 +529,12 @@ def run_clustering(
             counts = per_source[sources[data["source"][row]]]["dropped"]
             counts[decision["rule"]] = counts.get(decision["rule"], 0) + 1
 
-    histogram = Counter(_size_bucket(size) for size in cluster_size.values())
+    return per_source
+
+
+def _top_clusters(signature_dir, world_size, data, config, decisions, cluster_members, cluster_size, index_meta):
+    """The largest clusters with their survivor and up to three dropped examples (with snippets)."""
+    ids, sources, offsets = data["ids"], data["sources"], data["offsets"]
     top = sorted(cluster_members, key=lambda t: (-cluster_size[t], t[0] != "index", t[1]))[: config.top_clusters]
     snippet_rows = {t[1] for t in top if t[0] == "run"} | {m for t in top for m in cluster_members[t][:3]}
     snippets = _read_snippets(signature_dir, world_size, offsets, snippet_rows)
@@ -445,57 +565,7 @@ def run_clustering(
             }
         )
 
-    from pipeline.dedup.memory import cluster_bound, ids_bytes
-
-    id_bytes = ids_bytes(ids)
-    summary = {
-        "documents": n,
-        "sources": sources,
-        "per_source": per_source,
-        "pairs": {"candidates": int(n_candidates), "verified": int(n_verified)},
-        "clusters": len(cluster_members),
-        "cluster_size_histogram": dict(sorted(histogram.items(), key=lambda kv: _bucket_order(kv[0]))),
-        "top_clusters": top_clusters,
-        "index": {
-            "entries_compared": 0 if entries is None else len(entries),
-            "matched_exact": int(
-                sum(1 for d in decisions.values() if d.get("matched_run") and d["rule"] == "exact_duplicate")
-            ),
-            "matched_near": int(
-                sum(1 for d in decisions.values() if d.get("matched_run") and d["rule"] == "near_duplicate")
-            ),
-        },
-        "memory": {
-            "bound_bytes": cluster_bound(
-                n, config.num_perm, id_bytes / max(n, 1), n_index_nodes, n_candidates, n_decisions=len(decisions)
-            ),
-            "array_bytes": int(
-                sig.nbytes
-                + exact.nbytes
-                + data["length"].nbytes
-                + kind.nbytes
-                + data["source"].nbytes
-                + pref.nbytes
-                + rep.nbytes
-                + group_size.nbytes
-                + index_exact.nbytes
-                + node_of_row.nbytes
-            ),
-            "id_bytes": id_bytes,
-            "peak_rss_bytes": _peak_rss(),
-        },
-        "seconds": {
-            "load": round(loaded - started, 3),
-            "cluster": round(clustered - loaded, 3),
-            "total": round(time.perf_counter() - started, 3),
-            "cpu": round(time.process_time() - cpu_started, 3),
-        },
-    }
-    tmp = os.path.join(out_dir, "summary.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, ensure_ascii=False, indent=1)
-    os.replace(tmp, os.path.join(out_dir, "summary.json"))
-    return summary
+    return top_clusters
 
 
 def _drop(rule: str, duplicate_of, duplicate_source, similarity: float, size: int, matched_run=None) -> dict:
@@ -538,7 +608,6 @@ def _read_snippets(signature_dir: str, world_size: int, offsets: np.ndarray, row
                     out[lo + position] = json.loads(line)[3]
     # the report and the Prefect artifact quote these: redacted (also when the recipe has no PII stage); a
     # snippet of SNIPPET_CHARS was cut from a longer text, so a value at its end may be cut too
-    from pipeline.base import redacted_snippet
 
     return {row: redacted_snippet(text, complete=len(text) < SNIPPET_CHARS) for row, text in out.items()}
 

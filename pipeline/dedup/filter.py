@@ -16,10 +16,11 @@ import gzip
 import json
 import os
 
-from datatrove.data import DocumentsPipeline
-from datatrove.pipeline.base import PipelineStep
+from datatrove.data import Document, DocumentsPipeline
 
-from pipeline.base import Drop, DropWriter, drop_row
+from pipeline.atomic import write_json_atomic
+from pipeline.base import AccountedStep, Drop, PerSourceDropWriter, read_error_drop
+from pipeline.dedup.cluster import DedupStateError
 
 STAGE = "dedup"
 
@@ -27,8 +28,6 @@ STAGE = "dedup"
 def load_decisions(decisions_dir: str, rank: int) -> dict[int, dict]:
     path = os.path.join(decisions_dir, f"{rank:05d}.jsonl.gz")
     if not os.path.exists(path):
-        from pipeline.dedup.cluster import DedupStateError
-
         raise DedupStateError(f"{path}: decisions of rank {rank} are missing; rerun the dedup stage to resume")
     decisions = {}
     with gzip.open(path, "rt", encoding="utf-8") as handle:
@@ -38,68 +37,65 @@ def load_decisions(decisions_dir: str, rank: int) -> dict[int, dict]:
     return decisions
 
 
-class DedupFilterStep(PipelineStep):
+class DedupFilterStep(AccountedStep):
+    """Keep or drop each document by the clustering step's decision, on the accounting base of every stage.
+
+    ``AccountedStep`` does the ``in``/``kept``/``dropped_<rule>`` stats and the drop rows; this step adds what
+    only dedup has: drop rows per source (``PerSourceDropWriter``), the position check against the decisions,
+    and the per-source tallies the dedup result is assembled from (``<counts_dir>/<rank>.json``).
+    """
+
     name = "🫆 Dedup filter"
-    type = "🧮 - TOKENMILL"
+    stage = STAGE
 
     def __init__(self, decisions_dir: str, dropped_dir: str, counts_dir: str):
-        super().__init__()
+        super().__init__(dropped_dir)
         self.decisions_dir = decisions_dir
-        self.dropped_dir = dropped_dir
         self.counts_dir = counts_dir
+        self._decisions: dict[int, dict] = {}
+        self._counts: dict[str, dict] = {}
+        self._position = 0
+        self._rank = 0
+
+    def open_drops(self, rank: int) -> PerSourceDropWriter:
+        return PerSourceDropWriter(self.drops_dir, self.stage, rank)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from pipeline.dedup.cluster import DedupStateError
-
-        decisions = load_decisions(self.decisions_dir, rank)
-        writers: dict[str, DropWriter] = {}
-        counts: dict[str, dict] = {}
-        position = 0
-        try:
-            for doc in data:
-                source = str(doc.metadata.get("source") or "default")
-                tally = counts.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
-                tally["input"] += 1
-                decision = decisions.get(position)
-                if decision is not None and decision["id"] != doc.id:
-                    raise DedupStateError(
-                        f"dedup filter rank {rank}: document {position} is {doc.id!r} but was signed as "
-                        f"{decision['id']!r}; the input changed since the signature stage — delete "
-                        f"{os.path.dirname(os.path.dirname(self.decisions_dir))} to start the dedup stage over"
-                    )
-                position += 1
-                verdict = None
-                if doc.metadata.get("read_error"):
-                    verdict = Drop(rule=str(doc.metadata["read_error"]), stage="read")
-                elif decision is not None and decision["action"] == "drop":
-                    extra = {k: decision[k] for k in ("duplicate_of", "duplicate_source", "similarity", "cluster_size")}
-                    if decision.get("matched_run") is not None:
-                        extra["matched_run"] = decision["matched_run"]
-                    verdict = Drop(rule=decision["rule"], score=decision["similarity"], extra=extra)
-                self.stat_update("in")
-                if verdict is None:
-                    if decision is not None:
-                        doc.metadata["dedup"] = {k: decision[k] for k in ("cluster_size", "duplicates_dropped")}
-                    tally["kept"] += 1
-                    self.stat_update("kept")
-                    yield doc
-                    continue
-                if source not in writers:
-                    writers[source] = DropWriter(os.path.join(self.dropped_dir, source), STAGE, rank).__enter__()
-                writers[source].write(drop_row(doc, STAGE, verdict))
-                rule_key = verdict.rule if verdict.stage is None else f"{verdict.stage}:{verdict.rule}"
-                tally["dropped"][rule_key] = tally["dropped"].get(rule_key, 0) + 1
-                self.stat_update("dropped", f"dropped_{verdict.rule}")
-        finally:
-            for writer in writers.values():
-                writer.close()
+        self._decisions = load_decisions(self.decisions_dir, rank)
+        self._counts, self._position, self._rank = {}, 0, rank
+        yield from super().run(data, rank, world_size)
+        decisions, position = self._decisions, self._position
         if decisions and max(decisions) >= position:
             raise DedupStateError(
                 f"dedup filter rank {rank}: read {position} documents but decisions go up to {max(decisions)}; "
                 "the input changed since the signature stage"
             )
         os.makedirs(self.counts_dir, exist_ok=True)
-        path = os.path.join(self.counts_dir, f"{rank:05d}.json")
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(counts, handle)
-        os.replace(path + ".tmp", path)
+        write_json_atomic(os.path.join(self.counts_dir, f"{rank:05d}.json"), self._counts)
+
+    def process(self, doc: Document) -> Drop | None:
+        source = str(doc.metadata.get("source") or "default")
+        tally = self._counts.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
+        tally["input"] += 1
+        decision = self._decisions.get(self._position)
+        if decision is not None and decision["id"] != doc.id:
+            raise DedupStateError(
+                f"dedup filter rank {self._rank}: document {self._position} is {doc.id!r} but was signed as "
+                f"{decision['id']!r}; the input changed since the signature stage — delete "
+                f"{os.path.dirname(os.path.dirname(self.decisions_dir))} to start the dedup stage over"
+            )
+        self._position += 1
+        verdict = read_error_drop(doc)
+        if verdict is None and decision is not None and decision["action"] == "drop":
+            extra = {k: decision[k] for k in ("duplicate_of", "duplicate_source", "similarity", "cluster_size")}
+            if decision.get("matched_run") is not None:
+                extra["matched_run"] = decision["matched_run"]
+            verdict = Drop(rule=decision["rule"], score=decision["similarity"], extra=extra)
+        if verdict is None:
+            if decision is not None:
+                doc.metadata["dedup"] = {k: decision[k] for k in ("cluster_size", "duplicates_dropped")}
+            tally["kept"] += 1
+        else:
+            rule_key = verdict.rule if verdict.stage is None else f"{verdict.stage}:{verdict.rule}"
+            tally["dropped"][rule_key] = tally["dropped"].get(rule_key, 0) + 1
+        return verdict

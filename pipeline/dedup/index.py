@@ -39,14 +39,16 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup.config import IndexConfig
+from pipeline.errors import TokenmillError
 
 INDEX_FORMAT = "tokenmill-dedup-index"
 INDEX_VERSION = 1
 MANIFEST = "index.json"
 
 
-class DedupIndexError(RuntimeError):
+class DedupIndexError(TokenmillError, RuntimeError):
     """The index cannot be used; the message names the file (or server) and how to recover."""
 
 
@@ -241,10 +243,8 @@ class DiskIndex:
             ):
                 name = stem + suffix
                 final = os.path.join(self.path, "segments", name)
-                tmp = final + ".tmp"
-                with open(tmp, "wb") as handle:
+                with atomic_open(final, "wb") as handle:
                     writer(handle)
-                os.replace(tmp, final)
                 files[role] = {"name": name, "bytes": os.path.getsize(final), "xxh64": _file_digest(final)}
             replaced = [seg for seg in self.segments if seg["run"] == self.run_name]
             self.segments = [seg for seg in self.segments if seg["run"] != self.run_name]
@@ -263,10 +263,7 @@ class DiskIndex:
                 "fingerprint": self.fingerprint,
                 "segments": self.segments,
             }
-            tmp = self.manifest_path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(manifest, handle, indent=1)
-            os.replace(tmp, self.manifest_path)
+            write_json_atomic(self.manifest_path, manifest, indent=1)
             for seg in replaced:  # only after the manifest no longer names them
                 for info in seg["files"].values():
                     with contextlib.suppress(FileNotFoundError):

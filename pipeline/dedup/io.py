@@ -18,15 +18,9 @@ from datatrove.data import Document
 from datatrove.pipeline.readers.jsonl import JsonlReader
 from datatrove.pipeline.readers.parquet import ParquetReader
 
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".jsonl.zstd", ".ndjson")
-PARQUET_SUFFIXES = (".parquet",)
-
-
-def _placeholder(source: str, file: str, where: int | str, rule: str, detail: str = "") -> Document:
-    meta = {"source": source, "read_error": rule, "file": file}
-    if detail:
-        meta["read_error_detail"] = detail[:300]
-    return Document(text="", id=f"{file}#{where}", metadata=meta)
+from pipeline.atomic import write_text_atomic
+from pipeline.readers.common import discovered_kind, input_kind
+from pipeline.readers.common import placeholder as _placeholder
 
 
 class _SourceMixin:
@@ -151,7 +145,7 @@ class DedupInput:
         path = os.path.abspath(path)
         if os.path.isfile(path):
             name = os.path.basename(path)
-            is_jsonl, is_parquet = name.endswith(JSONL_SUFFIXES), name.endswith(PARQUET_SUFFIXES)
+            is_jsonl, is_parquet = input_kind(name) == "jsonl", input_kind(name) == "parquet"
             if not (is_jsonl or is_parquet):
                 raise ValueError(f"{path}: not a JSONL (.jsonl[.gz|.zst]) or Parquet (.parquet) file")
             return cls(
@@ -173,16 +167,15 @@ class DedupInput:
         found: dict[str, list[str]] = {}
         if not os.path.isdir(self.folder):
             return found
-        for fmt, pattern, suffixes in (
-            ("jsonl", self.jsonl_glob, JSONL_SUFFIXES),
-            ("parquet", self.parquet_glob, PARQUET_SUFFIXES),
-        ):
+        for fmt, pattern in (("jsonl", self.jsonl_glob), ("parquet", self.parquet_glob)):
             if pattern is None:
                 continue
             names = [
                 os.path.relpath(p, self.folder) for p in glob.glob(os.path.join(self.folder, pattern), recursive=True)
             ]
-            names = sorted(n for n in names if n.endswith(suffixes) and os.path.isfile(os.path.join(self.folder, n)))
+            # a file named on its own is read by its suffix; one found in a folder search skips a plain .json
+            kind_of = input_kind if not glob.has_magic(pattern) else discovered_kind
+            names = sorted(n for n in names if kind_of(n) == fmt and os.path.isfile(os.path.join(self.folder, n)))
             if names:
                 found[fmt] = names
         return found
@@ -202,8 +195,8 @@ class DedupInput:
         listed = self.list_files()
         os.makedirs(inputs_dir, exist_ok=True)
         for fmt, names in listed.items():
-            _write_atomic(os.path.join(inputs_dir, f"{fmt}.txt"), "".join(n + "\n" for n in names))
-        _write_atomic(os.path.join(inputs_dir, "done"), "")
+            write_text_atomic(os.path.join(inputs_dir, f"{fmt}.txt"), "".join(n + "\n" for n in names))
+        write_text_atomic(os.path.join(inputs_dir, "done"), "")
         return listed
 
     def readers(self, stage_dir: str) -> list:
@@ -221,10 +214,3 @@ class DedupInput:
             if os.path.exists(paths_file):
                 steps.append(cls(self.folder, paths_file=paths_file, **kwargs))
         return steps
-
-
-def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)

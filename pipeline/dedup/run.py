@@ -26,10 +26,17 @@ from typing import Any
 
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline.dedup.cluster import DedupStateError
+from pipeline.accounting import balance_problem
+from pipeline.atomic import write_json_atomic
+from pipeline.dedup import memory
+from pipeline.dedup.cluster import DedupStateError, run_clustering
 from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.filter import DedupFilterStep
+from pipeline.dedup.index import open_index
 from pipeline.dedup.io import DedupInput
 from pipeline.dedup.result import DedupResult, SourceCounts
+from pipeline.dedup.signatures import DedupSignatureStep, rank_paths
+from pipeline.readers.common import source_name_for
 
 ExecutorFactory = Callable[[list, str, int], Any]
 log = logging.getLogger(__name__)
@@ -164,15 +171,12 @@ def plan_dedup(
         "file_stats": _file_stats(source.folder, files),
     }
     os.makedirs(stage_dir, exist_ok=True)
-    with open(plan_path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=1)
-    os.replace(plan_path + ".tmp", plan_path)
+    write_json_atomic(plan_path, record, indent=1)
     return DedupPlan(output_dir, stage_dir, chosen, run_name, record["input"], n_files, run_id)
 
 
 def _prepare_index(config: DedupConfig, stage_dir: str, run_name: str) -> None:
     """Open the index once up front: an unreachable Redis or a corrupt file fails here, before any work."""
-    from pipeline.dedup.index import open_index
 
     marker = os.path.join(stage_dir, "index_rebuilt.json")
     rebuild = config.index.rebuild and not os.path.exists(marker)  # set aside once per run, not on every resume
@@ -222,7 +226,6 @@ def _record_time(plan: DedupPlan, step: str, seconds: float) -> None:
 
 
 def dedup_signatures(plan: DedupPlan, config: DedupConfig, executor_factory: ExecutorFactory) -> None:
-    from pipeline.dedup.signatures import DedupSignatureStep
 
     readers = plan.source.readers(plan.stage_dir)
     if not readers:
@@ -243,12 +246,9 @@ class DedupClusterStep(PipelineStep):
         self.plan, self.config, self.source_priority = plan, config, dict(source_priority)
 
     def run(self, data=None, rank: int = 0, world_size: int = 1):
-        from pipeline.dedup.cluster import run_clustering
 
         index = None
         if self.config.index is not None:
-            from pipeline.dedup.index import open_index
-
             index, _ = open_index(
                 self.config.index,
                 self.config.signature_fingerprint(),
@@ -285,8 +285,6 @@ def dedup_cluster(
 def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
     from datatrove.pipeline.writers.jsonl import JsonlWriter
 
-    from pipeline.dedup.filter import DedupFilterStep
-
     readers = plan.source.readers(plan.stage_dir)
     if not readers:
         return
@@ -304,8 +302,6 @@ def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
 def _kept_entries(plan: DedupPlan, config: DedupConfig):
     """Signatures, exact hashes and names of this run's kept documents (for the index)."""
     import numpy as np
-
-    from pipeline.dedup.signatures import rank_paths
 
     keep = np.load(plan.path("clusters", "keep.npy"))
     sigs, exact, metas = [], [], []
@@ -334,45 +330,8 @@ def _kept_entries(plan: DedupPlan, config: DedupConfig):
 
 def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
     """Add kept documents to the index (once), check the accounting, assemble and save the result."""
-    from pipeline.dedup import memory
-
-    index_info = None
-    seconds_index = 0.0
     has_input = bool(plan.source.readers(plan.stage_dir))
-    if config.index is not None:
-        with open(plan.path("index_before.json"), encoding="utf-8") as handle:
-            before = json.load(handle)
-        index_info = {**before, "entries_before": before.get("entries", 0), "entries_added": 0}
-        index_info.pop("entries", None)
-        marker = plan.path("index_added.json")
-        if os.path.exists(marker):
-            with open(marker, encoding="utf-8") as handle:
-                index_info["entries_added"] = json.load(handle)["added"]
-        elif config.index.update and has_input:
-            from pipeline.dedup.index import open_index
-
-            started = time.perf_counter()
-            index, _ = open_index(
-                config.index,
-                config.signature_fingerprint(),
-                plan.run_name,
-                config.bands,
-                config.rows,
-                allow_rebuild=False,
-                run_id=plan.run_id,
-            )
-            sigs, exact, metas = _kept_entries(plan, config)
-            added = index.add(sigs, exact, metas)
-            with open(marker, "w", encoding="utf-8") as handle:
-                json.dump({"added": added}, handle)
-            index_info["entries_added"] = added
-            seconds_index = time.perf_counter() - started
-            _record_time(plan, "index", seconds_index)
-        rebuilt = plan.path("index_rebuilt.json")
-        if os.path.exists(rebuilt):
-            with open(rebuilt, encoding="utf-8") as handle:
-                index_info["set_aside"] = json.load(handle)["set_aside"]
-
+    index_info = _update_index(plan, config, has_input) if config.index is not None else None
     params = config.model_dump(mode="json", exclude={"index"})
     params["tasks"] = plan.tasks
     result = DedupResult(run_name=plan.run_name, output_dir=plan.output_dir, params=params, index=index_info)
@@ -381,37 +340,7 @@ def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
         return result
     with open(plan.path("clusters", "summary.json"), encoding="utf-8") as handle:
         summary = json.load(handle)
-    filtered: dict[str, dict] = {}
-    for rank in range(plan.tasks):
-        with open(plan.path("filter_counts", f"{rank:05d}.json"), encoding="utf-8") as handle:
-            for source, counts in json.load(handle).items():
-                total = filtered.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
-                total["input"] += counts["input"]
-                total["kept"] += counts["kept"]
-                for rule, value in counts["dropped"].items():
-                    total["dropped"][rule] = total["dropped"].get(rule, 0) + value
-
-    for source, expected in summary["per_source"].items():
-        # a source whose documents were all dropped still gets its (empty) folder: "dedup ran, nothing kept"
-        os.makedirs(os.path.join(plan.output_dir, "deduped", source), exist_ok=True)
-        got = filtered.get(source, {"input": 0, "kept": 0, "dropped": {}})
-        counts = SourceCounts(
-            input=got["input"],
-            kept=got["kept"],
-            dropped=got["dropped"],
-            empty=expected["empty"],
-            short=expected["short"],
-        )
-        result.per_source[source] = counts
-        if got["input"] != expected["input"]:
-            result.problems.append(f"{source}: signed {expected['input']} documents, filtered {got['input']}")
-        if got["input"] != got["kept"] + sum(got["dropped"].values()):
-            result.problems.append(f"{source}: in {got['input']} != kept {got['kept']} + dropped")
-        dup_rules = {k: v for k, v in got["dropped"].items() if not k.startswith("read:")}
-        if dup_rules != expected["dropped"]:
-            result.problems.append(f"{source}: dropped {dup_rules}, decided {expected['dropped']}")
-        if sum(v for k, v in got["dropped"].items() if k.startswith("read:")) != expected["unreadable"]:
-            result.problems.append(f"{source}: unreadable documents not all dropped")
+    _account_sources(plan, result, summary["per_source"], _filter_counts(plan))
     result.accounting_ok = not result.problems
     result.documents = sum(c.input for c in result.per_source.values())
     result.kept = sum(c.kept for c in result.per_source.values())
@@ -426,20 +355,7 @@ def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
     if index_info is not None:
         index_info.update({k: summary["index"][k] for k in ("entries_compared", "matched_exact", "matched_near")})
         result.index = index_info  # pydantic copied the dict at construction
-    mem = summary["memory"]
-    duplicate_share = result.dropped / max(result.documents, 1)
-    result.memory = {
-        "bytes_per_doc": {
-            "signatures": memory.SIGNATURE_BYTES_PER_DOC,
-            "cluster": round(mem["bound_bytes"] / max(result.documents, 1), 1),
-            "filter": round(duplicate_share * memory.DECISION_BYTES, 1),
-        },
-        "cluster_bound_bytes": mem["bound_bytes"],
-        "cluster_array_bytes": mem["array_bytes"],
-        "cluster_id_bytes": mem["id_bytes"],
-        "cluster_peak_rss_bytes": mem["peak_rss_bytes"],
-        "formula": memory.formula(config.num_perm),
-    }
+    result.memory = _memory_record(summary["memory"], result, config)
     timings_path = plan.path("timings.json")
     if os.path.exists(timings_path):
         with open(timings_path, encoding="utf-8") as handle:
@@ -451,11 +367,101 @@ def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
     return result
 
 
+def _update_index(plan: DedupPlan, config: DedupConfig, has_input: bool) -> dict[str, Any]:
+    """Add this run's kept documents to the persistent index once (a marker file makes a rerun skip it);
+    returns the index part of the result (entries before/added, a set-aside broken index)."""
+    with open(plan.path("index_before.json"), encoding="utf-8") as handle:
+        before = json.load(handle)
+    index_info = {**before, "entries_before": before.get("entries", 0), "entries_added": 0}
+    index_info.pop("entries", None)
+    marker = plan.path("index_added.json")
+    if os.path.exists(marker):
+        with open(marker, encoding="utf-8") as handle:
+            index_info["entries_added"] = json.load(handle)["added"]
+    elif config.index.update and has_input:
+        started = time.perf_counter()
+        index, _ = open_index(
+            config.index,
+            config.signature_fingerprint(),
+            plan.run_name,
+            config.bands,
+            config.rows,
+            allow_rebuild=False,
+            run_id=plan.run_id,
+        )
+        sigs, exact, metas = _kept_entries(plan, config)
+        added = index.add(sigs, exact, metas)
+        with open(marker, "w", encoding="utf-8") as handle:
+            json.dump({"added": added}, handle)
+        index_info["entries_added"] = added
+        _record_time(plan, "index", time.perf_counter() - started)
+    rebuilt = plan.path("index_rebuilt.json")
+    if os.path.exists(rebuilt):
+        with open(rebuilt, encoding="utf-8") as handle:
+            index_info["set_aside"] = json.load(handle)["set_aside"]
+    return index_info
+
+
+def _filter_counts(plan: DedupPlan) -> dict[str, dict]:
+    """The filter ranks' per-source tallies (``filter_counts/<rank>.json``), summed."""
+    filtered: dict[str, dict] = {}
+    for rank in range(plan.tasks):
+        with open(plan.path("filter_counts", f"{rank:05d}.json"), encoding="utf-8") as handle:
+            for source, counts in json.load(handle).items():
+                total = filtered.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
+                total["input"] += counts["input"]
+                total["kept"] += counts["kept"]
+                for rule, value in counts["dropped"].items():
+                    total["dropped"][rule] = total["dropped"].get(rule, 0) + value
+    return filtered
+
+
+def _account_sources(plan: DedupPlan, result: DedupResult, signed: dict[str, dict], filtered: dict[str, dict]) -> None:
+    """Per source: the counts of the result, and every way the filter disagrees with what was signed and
+    decided (as ``result.problems``; the balance itself is ``accounting.balance_problem``, as in curation)."""
+    for source, expected in signed.items():
+        # a source whose documents were all dropped still gets its (empty) folder: "dedup ran, nothing kept"
+        os.makedirs(os.path.join(plan.output_dir, "deduped", source), exist_ok=True)
+        got = filtered.get(source, {"input": 0, "kept": 0, "dropped": {}})
+        result.per_source[source] = SourceCounts(
+            input=got["input"],
+            kept=got["kept"],
+            dropped=got["dropped"],
+            empty=expected["empty"],
+            short=expected["short"],
+        )
+        if got["input"] != expected["input"]:
+            result.problems.append(f"{source}: signed {expected['input']} documents, filtered {got['input']}")
+        unbalanced = balance_problem(source, got["input"], got["kept"], sum(got["dropped"].values()))
+        if unbalanced is not None:
+            result.problems.append(unbalanced)
+        dup_rules = {k: v for k, v in got["dropped"].items() if not k.startswith("read:")}
+        if dup_rules != expected["dropped"]:
+            result.problems.append(f"{source}: dropped {dup_rules}, decided {expected['dropped']}")
+        if sum(v for k, v in got["dropped"].items() if k.startswith("read:")) != expected["unreadable"]:
+            result.problems.append(f"{source}: unreadable documents not all dropped")
+
+
+def _memory_record(mem: dict[str, Any], result: DedupResult, config: DedupConfig) -> dict[str, Any]:
+    """The memory part of the result: measured cluster bounds and the per-document formula."""
+    duplicate_share = result.dropped / max(result.documents, 1)
+    return {
+        "bytes_per_doc": {
+            "signatures": memory.SIGNATURE_BYTES_PER_DOC,
+            "cluster": round(mem["bound_bytes"] / max(result.documents, 1), 1),
+            "filter": round(duplicate_share * memory.DECISION_BYTES, 1),
+        },
+        "cluster_bound_bytes": mem["bound_bytes"],
+        "cluster_array_bytes": mem["array_bytes"],
+        "cluster_id_bytes": mem["id_bytes"],
+        "cluster_peak_rss_bytes": mem["peak_rss_bytes"],
+        "formula": memory.formula(config.num_perm),
+    }
+
+
 def _save(plan: DedupPlan, result: DedupResult) -> None:
     path = plan.path("result.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(result.to_dict(), handle, ensure_ascii=False, indent=1)
-    os.replace(path + ".tmp", path)
+    write_json_atomic(path, result.to_dict(), ensure_ascii=False, indent=1)
 
 
 def _execute(
@@ -499,17 +505,7 @@ def dedup_dataset(
     restart: bool = False,
 ) -> DedupResult:
     """Dedup an existing JSONL/Parquet dataset (file or folder) into ``output_dir`` laid out like a run."""
-    source_name = source_name or _default_source_name(input_path)
+    source_name = source_name or source_name_for(input_path)
     source = DedupInput.dataset(input_path, source_name, text_key, id_key)
     plan = plan_dedup(source, output_dir, config, run_name, None, restart)
     return _execute(plan, config, source_priority or {}, executor_factory or local_executor_factory())
-
-
-def _default_source_name(path: str) -> str:
-    import re
-
-    base = os.path.basename(os.path.abspath(path).rstrip(os.sep))
-    for suffix in (".gz", ".zst", ".zstd", ".jsonl", ".json", ".parquet", ".ndjson"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", base) or "input"

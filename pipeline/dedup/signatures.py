@@ -17,7 +17,9 @@ import os
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.minhash import KIND_INVALID, KIND_NORMAL, MinHasher, document_hashes
 
 SNIPPET_CHARS = 200
 SIGNATURE_FILES = (".sig", ".cols.npz", ".docs.jsonl.gz", ".json")
@@ -51,8 +53,6 @@ class DedupSignatureStep(PipelineStep):
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import numpy as np
 
-        from pipeline.dedup.minhash import KIND_INVALID, KIND_NORMAL, MinHasher, document_hashes
-
         cfg = self.config
         hasher = MinHasher(cfg.num_perm, cfg.seed)
         paths = rank_paths(self.signature_dir, rank)
@@ -67,8 +67,8 @@ class DedupSignatureStep(PipelineStep):
         source_codes: list[int] = []
         empty_sig = hasher.empty.tobytes()
         with (
-            open(paths[".sig"] + ".tmp", "wb") as sig_out,
-            gzip.open(paths[".docs.jsonl.gz"] + ".tmp", "wt", encoding="utf-8", compresslevel=3) as docs_out,
+            atomic_open(paths[".sig"], "wb") as sig_out,
+            atomic_open(paths[".docs.jsonl.gz"], "wt", opener=gzip.open, compresslevel=3) as docs_out,
         ):
             for doc in data:
                 with self.track_time():
@@ -93,16 +93,14 @@ class DedupSignatureStep(PipelineStep):
                     docs_out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 self.stat_update("documents", f"kind_{kind}")
         count = len(kinds)
-        np.savez(
-            paths[".cols.npz"] + ".tmp.npz",
-            exact=np.array([exact_hi, exact_lo], dtype=np.uint64).T.reshape(count, 2),
-            length=np.array(lengths, dtype=np.int64),
-            kind=np.array(kinds, dtype=np.uint8),
-            source=np.array(source_codes, dtype=np.int16),
-        )
-        os.replace(paths[".sig"] + ".tmp", paths[".sig"])
-        os.replace(paths[".docs.jsonl.gz"] + ".tmp", paths[".docs.jsonl.gz"])
-        os.replace(paths[".cols.npz"] + ".tmp.npz", paths[".cols.npz"])
+        with atomic_open(paths[".cols.npz"], "wb") as cols_out:  # a file object: np.savez adds no ".npz"
+            np.savez(
+                cols_out,
+                exact=np.array([exact_hi, exact_lo], dtype=np.uint64).T.reshape(count, 2),
+                length=np.array(lengths, dtype=np.int64),
+                kind=np.array(kinds, dtype=np.uint8),
+                source=np.array(source_codes, dtype=np.int16),
+            )
         manifest = {
             "rank": rank,
             "world_size": world_size,
@@ -110,8 +108,6 @@ class DedupSignatureStep(PipelineStep):
             "sources": list(sources),
             "fingerprint": cfg.signature_fingerprint(),
         }
-        with open(paths[".json"] + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle)
-        os.replace(paths[".json"] + ".tmp", paths[".json"])
+        write_json_atomic(paths[".json"], manifest)
         return
         yield  # makes this a generator, as datatrove steps are (never reached)

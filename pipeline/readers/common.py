@@ -27,17 +27,30 @@ import datetime
 import io
 import math
 import os
+import re
 from typing import IO, Any
 
 from datatrove.data import Document
 
+from pipeline.base import redacted_snippet
+from pipeline.errors import TokenmillError
+
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
+# the one suffix table of the row readers (curate, dedup, tokenize): the extension once a compression suffix
+# is stripped (``x.jsonl.zst`` → ``.jsonl``). A plain ``.json`` is read when named (a file or a recipe glob),
+# but not picked up when a folder is searched (``discovered_kind``): there it is a manifest or stats file
+JSONL_EXTENSIONS = (".jsonl", ".ndjson", ".json")
+PARQUET_EXTENSIONS = (".parquet",)
 HTML_MIME_TYPES = ("text/html", "application/xhtml+xml")
 CHUNK = 1 << 20
 DETAIL_CHARS = 300
+# records over this are dropped as read/too_large (8 MiB: one document then costs at most ~130 MB of memory in
+# the stages; docs/readers.md); the default of ``ReaderOptions.max_bytes`` and of every reader
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+_NOT_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-class InputError(ValueError):
+class InputError(TokenmillError, ValueError):
     """A source that cannot be read at all: a missing path, or a folder/glob without readable files."""
 
 
@@ -45,8 +58,6 @@ def placeholder(source: str, file: str, where: int | str, rule: str, detail: str
     """The document that stands for a record a reader could not read (see module docstring)."""
     metadata: dict[str, Any] = {"source": source, "read_error": rule, "file": file}
     if detail:
-        from pipeline.base import redacted_snippet
-
         # redacted here, before the cut, because a detail may quote the input (a malformed JSON line)
         metadata["read_error_detail"] = redacted_snippet(detail, DETAIL_CHARS)
     metadata.update(extra)
@@ -84,6 +95,36 @@ def strip_compression(name: str) -> str:
 def extension(name: str) -> str:
     """Lower-case extension after stripping a compression suffix (``x.JSONL.gz`` → ``.jsonl``)."""
     return os.path.splitext(strip_compression(os.path.basename(name)))[1].lower()
+
+
+def input_kind(name: str) -> str | None:
+    """``"jsonl"``, ``"parquet"`` or ``None`` for a file name, by the one suffix table (``JSONL_EXTENSIONS``)."""
+    ext = extension(name)
+    if ext in JSONL_EXTENSIONS:
+        return "jsonl"
+    if ext in PARQUET_EXTENSIONS and strip_compression(name) == name:  # a compressed Parquet file is not read
+        return "parquet"
+    return None
+
+
+def discovered_kind(name: str) -> str | None:
+    """``input_kind`` for a file found by searching a folder: a plain ``.json`` is not taken (see the table)."""
+    return None if name.lower().endswith(".json") else input_kind(name)
+
+
+def strip_input_suffixes(name: str) -> str:
+    """``docs.jsonl.gz`` → ``docs``: the file name without its compression and row-format suffixes."""
+    base = strip_compression(os.path.basename(name))
+    stem, ext = os.path.splitext(base)
+    return stem if ext.lower() in JSONL_EXTENSIONS + PARQUET_EXTENSIONS else base
+
+
+def source_name_for(path: str, fallback: str = "input") -> str:
+    """The source name of an input given by path alone (``curate --input``, ``dedup INPUT``, a file directly
+    in a tokenize input folder): the file or folder name without its suffixes, with every character that is not
+    a letter, digit or ``_ . -`` replaced by ``_`` (it becomes a folder name), ``fallback`` when nothing is left."""
+    base = strip_input_suffixes(os.path.basename(os.path.abspath(path).rstrip(os.sep)))
+    return _NOT_NAME_CHARS.sub("_", base).strip("_.-") or fallback
 
 
 class _ZstdReader(io.RawIOBase):

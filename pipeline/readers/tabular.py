@@ -33,26 +33,24 @@ from datatrove.pipeline.readers import ParquetReader as DatatroveParquetReader
 
 from pipeline.readers.common import (
     CHUNK,
+    DEFAULT_MAX_BYTES,
     InputError,
     count_if_empty,
     decode_bytes,
-    extension,
+    input_kind,
     jsonable,
     open_decompressed,
     placeholder,
     skip_file,
 )
 
-JSONL_EXTENSIONS = (".jsonl", ".ndjson", ".json")
-PARQUET_EXTENSIONS = (".parquet",)
-
 
 def is_jsonl_file(path: str) -> bool:
-    return extension(path) in JSONL_EXTENSIONS
+    return input_kind(path) == "jsonl"
 
 
 def is_parquet_file(path: str) -> bool:
-    return path.lower().endswith(PARQUET_EXTENSIONS)
+    return input_kind(path) == "parquet"
 
 
 class RowConverter:
@@ -150,7 +148,7 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
         text_key: str = "text",
         id_key: str = "id",
         url_key: str = "url",
-        max_bytes: int = 8 * 1024 * 1024,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,
@@ -253,7 +251,7 @@ class ParquetReader(RowConverter, DatatroveParquetReader):
         text_key: str = "text",
         id_key: str = "id",
         url_key: str = "url",
-        max_bytes: int = 8 * 1024 * 1024,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,
@@ -340,7 +338,7 @@ class HFDatasetReader(RowConverter, HuggingFaceDatasetReader):
         text_key: str = "text",
         id_key: str = "id",
         url_key: str = "url",
-        max_bytes: int = 8 * 1024 * 1024,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         limit: int = -1,
         batch_size: int = 1000,
         cache_dir: str | None = None,

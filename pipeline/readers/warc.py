@@ -32,6 +32,7 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 
 from pipeline.readers.common import (
     CHUNK,
+    DEFAULT_MAX_BYTES,
     HTML_MIME_TYPES,
     count_if_empty,
     decode_bytes,
@@ -69,7 +70,7 @@ class WarcReader(BaseDiskReader):
         self,
         data_folder,
         source: str,
-        max_bytes: int = 8 * 1024 * 1024,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,

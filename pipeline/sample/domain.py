@@ -15,9 +15,9 @@ import random
 from dataclasses import dataclass, field
 from html import escape
 
-from pipeline.sample import finance as fin
-from pipeline.sample import pii as P
-from pipeline.sample import text_en
+import pipeline.sample.finance as fin
+import pipeline.sample.pii as P
+import pipeline.sample.text_en as text_en
 from pipeline.sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
 
 DOC_TYPE_CYCLE = (

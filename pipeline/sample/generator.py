@@ -77,8 +77,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pipeline.sample import grammar, junk, text_en
-from pipeline.sample import pii as P
+import pipeline.sample.grammar as grammar
+import pipeline.sample.junk as junk
+import pipeline.sample.pii as P
+import pipeline.sample.text_en as text_en
+from pipeline.atomic import write_text_atomic
 from pipeline.sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
 from pipeline.sample.domain import DomainDoc, build_domain, write_domain
 from pipeline.sample.layouts import LAYOUTS, render_page, site_name
@@ -709,7 +712,7 @@ def _write_json(path: Path, payload: dict[str, Any]) -> None:
             parts.append(f" {json.dumps(key)}: [\n{entries}\n ]")
         else:
             parts.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
-    path.write_text("{\n" + ",\n".join(parts) + "\n}\n", encoding="utf-8")
+    write_text_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
 
 
 def _info(

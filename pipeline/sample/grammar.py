@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from pipeline.sample import text_en
+import pipeline.sample.text_en as text_en
 
 
 class Slots(dict):

@@ -27,7 +27,7 @@ from typing import Literal
 from datatrove.data import Document
 from pydantic import Field
 
-from pipeline.base import AccountedStep, Drop
+from pipeline.base import AccountedStep, Drop, read_error_drop
 from pipeline.config_base import StrictModel
 from pipeline.text import normalize_text
 
@@ -125,9 +125,9 @@ class ExtractStage(AccountedStep):
     def gate(self, doc: Document) -> Drop | None:
         """Decide, before extraction, whether a record may be extracted at all."""
         meta = doc.metadata
-        if meta.get("read_error"):
-            extra = {k: meta[k] for k in ("file", "read_error_detail") if meta.get(k) is not None}
-            return Drop(rule=str(meta["read_error"]), stage="read", extra=extra)
+        unread = read_error_drop(doc)
+        if unread is not None:
+            return unread
         status = meta.get("http_status")
         if status is not None and int(status) != 200:
             return Drop(rule="http_status", score=float(status))

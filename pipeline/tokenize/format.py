@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from pipeline.atomic import atomic_open
+from pipeline.errors import TokenmillError
 
 INDEX_SUFFIX = ".index"
 MANIFEST = "manifest.json"
@@ -25,7 +27,7 @@ HELDOUT_DIR = "heldout"
 INDEX_DTYPE = np.dtype("<u8")
 
 
-class ShardError(ValueError):
+class ShardError(TokenmillError, ValueError):
     """A shard or index file that is missing, truncated or inconsistent; the message names the file."""
 
 
@@ -38,10 +40,8 @@ def numpy_dtype(name: str) -> np.dtype:
 def write_shard(path: Path, tokens: np.ndarray, doc_ends: np.ndarray) -> None:
     """Write ``path`` and ``path.index`` (both through a temporary name, so a crash leaves no half file)."""
     for target, array in ((path, tokens), (Path(f"{path}{INDEX_SUFFIX}"), doc_ends.astype(INDEX_DTYPE, copy=False))):
-        partial = target.with_name(target.name + ".partial")
-        with open(partial, "wb") as handle:
+        with atomic_open(target, "wb") as handle:
             handle.write(memoryview(np.ascontiguousarray(array)).cast("B"))
-        os.replace(partial, target)
 
 
 def open_tokens(path: Path, dtype: np.dtype, expected_tokens: int | None = None) -> np.ndarray:

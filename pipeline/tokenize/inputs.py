@@ -8,10 +8,11 @@ A document's source is its ``source`` field (top level or in ``metadata``); with
 folder under the input root, or, for files directly in the root, the file name without suffixes.
 
 datatrove's readers drop a record without text and skip a line that is not JSON with only a log message;
-tokenmill must count every loss, so the adapter below turns such records into placeholder documents marked
-``read_error`` (the project-wide contract), the JSONL reader's ``read_file`` is replaced to do the same for
-broken lines, and a Parquet file pyarrow cannot read becomes one such placeholder instead of failing the rank.
-The encoder counts these as skips per source and the manifest reports them.
+tokenmill must count every loss, so a record without usable text, a broken line and a Parquet file pyarrow
+cannot read each become a placeholder (``pipeline.readers.common.placeholder``, the one rule of every
+reader: ``text=""``, ``id=f"{file}#{where}"``, ``metadata.read_error``). The encoder counts these as skips
+per source and the manifest reports them. Suffixes (``input_kind``) and the name of a source given by path
+(``source_name_for``) are those of ``pipeline.readers.common`` too.
 """
 
 from __future__ import annotations
@@ -22,16 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datatrove.data import Document
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
 
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz", ".json.gz")
-PARQUET_SUFFIXES = (".parquet",)
-PLACEHOLDER_TEXT = "\0"  # datatrove's reader discards documents whose text is empty; the encoder never encodes it
+from pipeline.readers.common import (
+    COMPRESSION_SUFFIXES,
+    JSONL_EXTENSIONS,
+    InputError,
+    discovered_kind,
+    input_kind,
+    placeholder,
+    source_name_for,
+)
+
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
-
-
-class InputError(ValueError):
-    """Input that cannot be tokenized; the message names the path."""
+__all__ = ["InputError", "InputPlan", "default_source", "discover_inputs", "iter_texts", "make_reader"]
 
 
 @dataclass
@@ -53,25 +59,11 @@ def clean_source_name(name: Any) -> str:
     return text if text[0].isalnum() else f"s{text}"
 
 
-def strip_suffixes(name: str) -> str:
-    for suffix in sorted(JSONL_SUFFIXES + PARQUET_SUFFIXES, key=len, reverse=True):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return Path(name).stem
-
-
 def default_source(relative_path: str) -> str:
-    """Source of a file's documents when the records do not say: its top folder, else its name."""
+    """Source of a file's documents when the records do not say: its top folder, else its name
+    (``source_name_for``, the rule of every reader)."""
     parts = Path(relative_path).parts
-    return clean_source_name(parts[0] if len(parts) > 1 else strip_suffixes(parts[0]))
-
-
-def _kind(name: str) -> str | None:
-    if name.endswith(JSONL_SUFFIXES):
-        return "jsonl"
-    if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    return None
+    return clean_source_name(parts[0]) if len(parts) > 1 else source_name_for(parts[0], fallback="unnamed")
 
 
 def _list_files(root: Path) -> dict[str, list[str]]:
@@ -80,7 +72,7 @@ def _list_files(root: Path) -> dict[str, list[str]]:
         rel = path.relative_to(root)
         if any(part.startswith((".", "_")) for part in rel.parts) or not path.is_file():
             continue  # hidden folders (.work) and datatrove's _SUCCESS-style markers
-        kind = _kind(path.name)
+        kind = discovered_kind(path.name)
         if kind:
             found.setdefault(kind, []).append(rel.as_posix())
     return found
@@ -101,9 +93,13 @@ def discover_inputs(path: str | Path) -> InputPlan:
     if not path.exists():
         raise InputError(f"{path}: input does not exist")
     if path.is_file():
-        kind = _kind(path.name)
+        kind = input_kind(path.name)
         if kind is None:
-            raise InputError(f"{path}: not a JSONL or Parquet file (suffixes: {', '.join(JSONL_SUFFIXES)}, .parquet)")
+            compressed = "/".join(COMPRESSION_SUFFIXES)
+            raise InputError(
+                f"{path}: not a JSONL or Parquet file (suffixes: {', '.join(JSONL_EXTENSIONS)}, "
+                f"each also {compressed}; .parquet)"
+            )
         return InputPlan(root=path.parent, origin="file", files={kind: [path.name]})
     for stage in ("top_percent", "deduped", "curated"):  # the last text pass that ran first
         files = _list_files(path / stage) if (path / stage).is_dir() else {}
@@ -129,7 +125,6 @@ def adapt_record(self: Any, data: dict, path: str, id_in_file: int | str) -> dic
     if not isinstance(text, str) or not text:
         meta["read_error"] = "missing_text" if text is None else ("empty_text" if text == "" else "text_not_string")
         meta["read_error_field"] = self.text_key
-        text = PLACEHOLDER_TEXT
     return {
         "text": text,
         "id": str(doc_id) if doc_id is not None else f"{path}/{id_in_file}",
@@ -138,7 +133,27 @@ def adapt_record(self: Any, data: dict, path: str, id_in_file: int | str) -> dic
     }
 
 
-class CountingJsonlReader(JsonlReader):
+class _PlaceholderRows:
+    """``get_document_from_dict`` that returns the placeholder of a record ``adapt_record`` marked, where
+    datatrove's returns ``None`` for a document without text (the loss would not be counted)."""
+
+    def get_document_from_dict(self, data: dict, source_file: str, id_in_file: int | str) -> Document:
+        parsed = self.adapter(data, source_file, id_in_file)  # type: ignore[attr-defined]
+        meta = parsed["metadata"]
+        if meta.get("read_error"):
+            field = {"read_error_field": meta["read_error_field"]}
+            return placeholder(meta["source"], source_file, id_in_file, meta["read_error"], **field)
+        document = Document(text=parsed["text"], id=parsed["id"], metadata=meta)
+        if getattr(self, "add_file_path", False):  # what datatrove's disk readers add
+            document.metadata.setdefault("file_path", self.data_folder.resolve_paths(source_file))  # type: ignore[attr-defined]
+        return document
+
+
+def _placeholder(filepath: str, where: int, rule: str, detail: str) -> Document:
+    return placeholder(default_source(filepath), filepath, where, rule, f"{filepath}: {detail}")
+
+
+class CountingJsonlReader(_PlaceholderRows, JsonlReader):
     """datatrove's JsonlReader whose broken lines become ``read_error`` placeholders instead of log lines."""
 
     name = "🐿 Jsonl (counted errors)"
@@ -168,7 +183,7 @@ class CountingJsonlReader(JsonlReader):
                 yield _placeholder(filepath, line_number + 1, "unreadable_file", f"{type(error).__name__}: {error}")
 
 
-class CountingParquetReader(ParquetReader):
+class CountingParquetReader(_PlaceholderRows, ParquetReader):
     """datatrove's ParquetReader whose unreadable file becomes one counted ``read_error`` placeholder."""
 
     name = "📒 Parquet (counted errors)"
@@ -178,16 +193,6 @@ class CountingParquetReader(ParquetReader):
             yield from super().read_file(filepath)
         except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, … on a damaged file
             yield _placeholder(filepath, 0, "unreadable_file", f"{type(error).__name__}: {error}"[:300])
-
-
-def _placeholder(filepath: str, line_number: int, rule: str, detail: str):
-    from datatrove.data import Document
-
-    return Document(
-        text=PLACEHOLDER_TEXT,
-        id=f"{filepath}/{line_number}",
-        metadata={"source": default_source(filepath), "read_error": rule, "read_error_detail": f"{filepath}: {detail}"},
-    )
 
 
 def make_reader(plan: InputPlan, kind: str, paths_file: str | None, text_key: str = "text", id_key: str = "id"):

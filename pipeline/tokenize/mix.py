@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.errors import TokenmillError
 from pipeline.tokenize.config import SourceMix
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-class MixError(ValueError):
+class MixError(TokenmillError, ValueError):
     """A mix that cannot be built; the message names the sources involved."""
 
 

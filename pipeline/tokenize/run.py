@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import shutil
 import time
 from collections import Counter
@@ -28,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import progress
+from pipeline.atomic import write_json_atomic
+from pipeline.curate import preload_forkserver
+from pipeline.errors import TokenmillError
 from pipeline.tokenize.config import SourceMix, TokenizeConfig
+from pipeline.tokenize.encode import EncodeStep
 from pipeline.tokenize.format import (
     HELDOUT_DIR,
     MANIFEST,
@@ -39,7 +43,7 @@ from pipeline.tokenize.format import (
     open_tokens,
     read_index,
 )
-from pipeline.tokenize.inputs import InputPlan, default_source, discover_inputs, iter_texts
+from pipeline.tokenize.inputs import InputPlan, default_source, discover_inputs, iter_texts, make_reader
 from pipeline.tokenize.mix import heldout_mask, keyed, normalise_mix, plan_targets, select_documents
 from pipeline.tokenize.shards import DocumentTable, remove_shards, write_documents
 from pipeline.tokenize.tokenizer import (
@@ -60,7 +64,7 @@ logger = logging.getLogger("tokenmill.tokenize")
 ExecutorFactory = Callable[[list, str, int], Any]
 
 
-class TokenizeError(ValueError):
+class TokenizeError(TokenmillError, ValueError):
     """The tokenize stage cannot produce shards; the message says which source or file and why."""
 
 
@@ -179,8 +183,6 @@ def _encode(
     logs: Path,
     executor_factory: ExecutorFactory | None,
 ) -> None:
-    from pipeline.tokenize.encode import EncodeStep
-    from pipeline.tokenize.inputs import make_reader
 
     work.mkdir(parents=True, exist_ok=True)
     paths_file = work / f"inputs_{kind}.txt"
@@ -204,12 +206,8 @@ def _encode(
     else:
         from datatrove.executor import LocalPipelineExecutor
 
-        from pipeline import progress
-
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
         if workers > 1:
-            from pipeline.curate import preload_forkserver
-
             preload_forkserver(pipeline)
         if progress.mode() != "off":  # the CLI asked for a progress line
             executor = progress.ProgressExecutor(
@@ -348,42 +346,13 @@ def _split_mix_write(
     per_source: dict[str, Any] = {}
     warnings: list[str] = []
     for name, picked in zip(names, chosen, strict=True):
-        mixed = int(docs["length"][picked].sum())
-        repeats = mixed / train_tokens[name]
-        copies = np.bincount(picked) if len(picked) else np.zeros(1, np.int64)
-        entry = {
-            "mode": targets[name].mode,
-            "weight": mix[name].weight if name in mix else None,
-            "epochs": mix[name].epochs if name in mix else None,
-            "requested_share": round(targets[name].requested_share, 6),
-            "achieved_share": round(mixed / mixed_total, 6) if mixed_total else 0.0,
-            "repeats": round(repeats, 4),
-            "max_copies_of_a_document": int(copies.max()),
-            "documents": {"train": len(train[name]), "heldout": len(heldout[name]), "mixed": len(picked)},
-            "tokens": {
-                "train": train_tokens[name],
-                "heldout": int(docs["length"][heldout[name]].sum()),
-                "mixed": mixed,
-            },
-            "skipped": dict(stats[name]["skipped"]),
-            "roundtrip": {"checked": stats[name]["checked"], "mismatched": stats[name]["bad"]},
-        }
-        entry.update(_bytes_per_token(docs, members[name], stats[name]["languages"]))
+        split = {"train": train[name], "heldout": heldout[name], "mixed": picked, "members": members[name]}
+        entry, repeats = _source_entry(docs, split, train_tokens[name], targets[name], mix.get(name), stats[name])
+        entry["achieved_share"] = round(entry["tokens"]["mixed"] / mixed_total, 6) if mixed_total else 0.0
         if stats[name]["routed_from"]:  # documents other sources routed in (classify mode route), train + held out
             entry["routed_from"] = dict(sorted(stats[name]["routed_from"].items()))
         per_source[name] = entry
-        if repeats > config.max_repeats_warning:
-            warnings.append(
-                f"source {name!r} is repeated {repeats:.1f} times (more than {config.max_repeats_warning:g}); "
-                "repeated data beyond ~4 epochs adds little (Muennighoff et al. 2023)"
-            )
-        if stats[name]["bad"]:
-            warnings.append(
-                f"source {name!r}: {stats[name]['bad']} of {stats[name]['checked']} checked documents do not decode "
-                "to their text with this tokenizer (it normalises or adds spaces)"
-            )
-        if stats[name]["skipped"]:
-            warnings.append(f"source {name!r}: skipped documents {dict(stats[name]['skipped'])}")
+        warnings += _source_warnings(name, repeats, stats[name], config)
 
     tokenizer_entry = {k: v for k, v in tokenizer.items() if k not in ("file", "dtype")}
     return {
@@ -407,6 +376,60 @@ def _split_mix_write(
         "splits": splits,
         "warnings": warnings,
     }
+
+
+def _source_entry(
+    docs: dict[str, np.ndarray],
+    split: dict[str, np.ndarray],
+    train_tokens: int,
+    target: Any,
+    spec: SourceMix | None,
+    stats: dict[str, Any],
+) -> tuple[dict[str, Any], float]:
+    """One source's manifest entry (mode and shares of the mix, repeats, documents and tokens per split, skips,
+    the round-trip check, bytes per token) and its unrounded repeats. ``achieved_share`` is set by the caller,
+    which knows the mixed total."""
+    picked = split["mixed"]
+    mixed = int(docs["length"][picked].sum())
+    repeats = mixed / train_tokens
+    copies = np.bincount(picked) if len(picked) else np.zeros(1, np.int64)
+    entry = {
+        "mode": target.mode,
+        "weight": spec.weight if spec is not None else None,
+        "epochs": spec.epochs if spec is not None else None,
+        "requested_share": round(target.requested_share, 6),
+        "achieved_share": 0.0,
+        "repeats": round(repeats, 4),
+        "max_copies_of_a_document": int(copies.max()),
+        "documents": {"train": len(split["train"]), "heldout": len(split["heldout"]), "mixed": len(picked)},
+        "tokens": {
+            "train": train_tokens,
+            "heldout": int(docs["length"][split["heldout"]].sum()),
+            "mixed": mixed,
+        },
+        "skipped": dict(stats["skipped"]),
+        "roundtrip": {"checked": stats["checked"], "mismatched": stats["bad"]},
+    }
+    entry.update(_bytes_per_token(docs, split["members"], stats["languages"]))
+    return entry, repeats
+
+
+def _source_warnings(name: str, repeats: float, stats: dict[str, Any], config: TokenizeConfig) -> list[str]:
+    """What the manifest warns about one source: many repeats, documents that do not round-trip, skips."""
+    warnings = []
+    if repeats > config.max_repeats_warning:
+        warnings.append(
+            f"source {name!r} is repeated {repeats:.1f} times (more than {config.max_repeats_warning:g}); "
+            "repeated data beyond ~4 epochs adds little (Muennighoff et al. 2023)"
+        )
+    if stats["bad"]:
+        warnings.append(
+            f"source {name!r}: {stats['bad']} of {stats['checked']} checked documents do not decode "
+            "to their text with this tokenizer (it normalises or adds spaces)"
+        )
+    if stats["skipped"]:
+        warnings.append(f"source {name!r}: skipped documents {dict(stats['skipped'])}")
+    return warnings
 
 
 def _split_entry(files: list[dict], out: Path) -> dict[str, Any]:
@@ -474,6 +497,4 @@ def _config_hash(config: TokenizeConfig, mix: Mapping[str, SourceMix]) -> str:
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    write_json_atomic(path, payload, end="\n", indent=2, ensure_ascii=False)

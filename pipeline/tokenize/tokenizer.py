@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.errors import TokenmillError
+
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
@@ -32,7 +34,7 @@ HF_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens
 KNOWN_EOS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<eos>", "<|im_end|>")
 
 
-class TokenizerError(ValueError):
+class TokenizerError(TokenmillError, ValueError):
     """A tokenizer that cannot be used; the message names the path."""
 
 

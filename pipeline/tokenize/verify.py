@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.tokenize.format import HELDOUT_DIR, check_shard, load_manifest, numpy_dtype, open_tokens, read_index
+from pipeline.tokenize.inputs import discover_inputs, iter_texts
 
 DECODE_BATCH = 1000
 
@@ -106,8 +107,6 @@ def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) 
 
 def _input_hashes(input_path: str | Path) -> set[bytes]:
     import xxhash
-
-    from pipeline.tokenize.inputs import discover_inputs, iter_texts
 
     plan = discover_inputs(input_path)
     return {

@@ -9,8 +9,10 @@ import math
 import re
 from typing import Any
 
+from pipeline.errors import TokenmillError
 
-class PlanError(ValueError):
+
+class PlanError(TokenmillError, ValueError):
     """Input that cannot be planned; the message names the option (``mfu``, ``tokens``, …)."""
 
 
