@@ -5,14 +5,15 @@ Imported as ``from _common import cpu_seconds`` (a script's own folder is first 
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from pipeline.env import offline  # noqa: E402
+
+offline()
 
 
 def cpu_seconds() -> float:

@@ -438,7 +438,9 @@ def main() -> None:
     parser.add_argument("--datasketch-sample", type=int, default=500, help="documents for the slow reference")
     parser.add_argument("--skip-datatrove", action="store_true")
     args = parser.parse_args()
-    os.environ.setdefault("DO_NOT_TRACK", "1")
+    from pipeline.env import offline
+
+    offline()
     from datatrove.utils.logging import logger
 
     logger.remove()  # datatrove logs every rank and file; the summary below is what matters

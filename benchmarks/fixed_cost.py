@@ -159,7 +159,9 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(REPO))
-    os.environ.setdefault("DO_NOT_TRACK", "1")
+    from pipeline.env import offline
+
+    offline()
     subreaper = become_subreaper()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="tokenmill-inputs-"))
     work.mkdir(parents=True, exist_ok=True)

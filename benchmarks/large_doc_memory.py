@@ -22,8 +22,10 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from pipeline.env import offline  # noqa: E402
+
+offline()
 
 PREFIXES = ["read", "extract", "language", "quality", "pii", "writer"]
 

@@ -37,7 +37,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import flows  # noqa: E402,F401  (hub offline, telemetry off)
+from pipeline.env import offline  # noqa: E402
+
+offline()
 
 DEFAULT_MICRO = {"125m": 32, "350m": 16, "1b": 16, "tiny": 4}
 
@@ -69,7 +71,8 @@ def make_shards(folder: Path, vocab: int, megabytes: float, seed: int = 0) -> Pa
 
 def tokenmill_loop(shards: Path, output: Path, preset: str, args: argparse.Namespace, micro: int) -> dict[str, Any]:
     from training.config import TrainConfig
-    from training.train import read_rows, run_training
+    from training.metrics import read_rows
+    from training.train import run_training
 
     config = TrainConfig(
         shards=str(shards),
@@ -113,9 +116,10 @@ def bare_loop(config: Any, args: argparse.Namespace, flops_per_token: float) -> 
     import torch
     from accelerate import Accelerator
 
+    from training.gpus import detect_gpu
     from training.modeling import build_model, model_num_layers, shards_tokenizer
     from training.parallel import accelerator_kwargs
-    from training.train import _optimizer, detect_gpu
+    from training.steps import make_optimizer
 
     cfg = config.resolved(model_seq_len=args.seq_len, world_size=1)
     tokenizer = shards_tokenizer(cfg.shards)
@@ -124,7 +128,7 @@ def bare_loop(config: Any, args: argparse.Namespace, flops_per_token: float) -> 
     if cfg.compile:
         model.compile()
     model = accelerator.prepare(model)
-    optimizer = accelerator.prepare(_optimizer(model, cfg, accelerator.device))
+    optimizer = accelerator.prepare(make_optimizer(model, cfg, accelerator.device))
     vocab = int(tokenizer["vocab_size"])
     accumulation = cfg.accumulation(1)
     cuda = torch.cuda.is_available()

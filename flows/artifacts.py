@@ -2,7 +2,7 @@
 
 The renderers live with their object: the curation funnel, the classify and decontamination sections, the
 shard manifest and the run summary in ``pipeline.report``; the dedup result in ``pipeline.dedup.result``; the plan
-in ``training.plan_report`` (read back from the ``plan.md`` it wrote). Artifacts drop image lines
+in ``training.plan.report`` (read back from the ``plan.md`` it wrote). Artifacts drop image lines
 (``pipeline.report.without_images``): a link relative to the run directory does not render in the Prefect UI.
 Keys are what the UI and the tests look for: ``curation-funnel``, ``classify-scores``, ``decontamination``,
 ``dedup-summary`` (``dedup`` for the ``dedup`` flow), ``token-mix``, ``training-plan``, ``training-summary``.
@@ -80,7 +80,7 @@ def publish_shards_artifact(manifest: dict[str, Any], of: str | None = None) -> 
 
 
 def publish_plan_artifact(plan_markdown: str) -> None:
-    """The plan as ``training.plan_report.render_markdown`` wrote it (``plan.md``)."""
+    """The plan as ``training.plan.report.render_markdown`` wrote it (``plan.md``)."""
     publish_markdown("training-plan", plan_markdown, PLAN_DESCRIPTION)
 
 

@@ -65,7 +65,7 @@ class PlanRefused(TokenmillError, RuntimeError):
 
 def plan_options(recipe: Recipe) -> Any:
     """The recipe's ``plan:`` options, completed from the run: the shard manifest and the training model."""
-    from training.budget import PlanOptions, complete_from_train
+    from training.plan.options import PlanOptions, complete_from_train
 
     layout = RunLayout.at(recipe.output_dir)
     options = recipe.plan.model_dump() if recipe.plan is not None else {}
@@ -79,7 +79,7 @@ def plan_options(recipe: Recipe) -> Any:
 
 def fit_file_text(fit: str) -> str | None:
     """The text of a ``plan: {fit: fit.json}`` file, so that a re-fitted law re-runs the plan stage."""
-    from training.budget import FIT_FILE, FITS
+    from training.plan.laws import FIT_FILE, FITS
 
     if fit in FITS:
         return None
@@ -93,19 +93,20 @@ def fit_file_text(fit: str) -> str | None:
 
 @task(name="plan", **STAGE_TASK)
 def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
-    from training.budget import check, plan_from_options
-    from training.plan_report import write_report
+    from training.plan.gate import plan_gate
+    from training.plan.report import write_report
 
     layout = RunLayout.at(recipe.output_dir)
     options = plan_options(recipe)
-    the_plan = plan_from_options(options)
+    gate = plan_gate(options)
+    the_plan, problems = gate.plan, gate.problems
     if options.manifest and Path(options.manifest).is_file():  # the data section says what was mined (mode route)
         from pipeline.routing import routed_tokens
+        from pipeline.tokenize.format import ShardManifest
 
-        routed = routed_tokens(json.loads(Path(options.manifest).read_text(encoding="utf-8")))
+        routed = routed_tokens(ShardManifest.read(options.manifest).raw)
         if routed:
             the_plan.data["routed_tokens"] = routed
-    problems = check(the_plan, min_tokens=options.min_tokens)
     write_report(the_plan, layout.root)
     if problems and not force:
         raise PlanRefused(
@@ -116,11 +117,16 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
 
 @task(name="train", **STAGE_TASK)
 def train_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
-    from training.train import run_training
+    from flows.train import log_launch
+    from training.launch import launch_training
 
     config = recipe.train_config({"force": force} if force else None)
     set_aside_other_training(Path(config.output), cache_key)
-    return run_training(config)
+    # one process trains in-process (the demo); n_gpus > 1 launches accelerate with one process per GPU
+    logger = get_run_logger()
+    return launch_training(
+        config, num_processes=config.n_gpus, logger=logger, on_event=lambda kind, value: log_launch(logger, kind, value)
+    )
 
 
 def set_aside_other_training(output: Path, cache_key: str) -> Path | None:

@@ -1,6 +1,6 @@
 """The ``plan`` Prefect flow: the budget check as a flow run, with the report published as an artifact.
 
-Thin by design: options in, ``training.budget.plan_from_options`` and ``training.plan_report`` do the work;
+Thin by design: options in, ``training.plan.options.plan_from_options`` and ``training.plan.report`` do the work;
 the flow adds the run logger, the markdown artifact and (given ``output``) the report files.
 """
 
@@ -12,8 +12,9 @@ from prefect import flow, get_run_logger
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_plan_artifact
-from training.budget import PlanOptions, check, load_plan_options, plan_from_options
-from training.plan_report import render_markdown, write_report
+from training.plan.options import PlanOptions, load_plan_options, plan_from_options
+from training.plan.planner import check
+from training.plan.report import render_markdown, write_report
 
 
 @flow(name="plan", log_prints=True)

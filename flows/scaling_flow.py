@@ -29,8 +29,8 @@ def branch_task(config: dict[str, Any], width: int, tokens_per_param: float) -> 
 
 @task(name="ladder-fit")
 def fit_task(config: dict[str, Any], plan_options: dict[str, Any] | None) -> dict[str, Any]:
-    from training.budget import PlanOptions
     from training.ladder import finish_ladder, load_ladder_config, plan_ladder
+    from training.plan.options import PlanOptions
 
     options = PlanOptions.model_validate(plan_options) if plan_options is not None else None
     return finish_ladder(plan_ladder(load_ladder_config(config)), options)

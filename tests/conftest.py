@@ -1,14 +1,10 @@
 """Shared fixtures. Telemetry and hub access are off for every test."""
 
-import os
-
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
 import pytest
+
+from pipeline.env import offline
+
+offline()
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The budget check (training/budget.py): parameter counts, FLOPs, Chinchilla sizes, verdicts, memory, report.
+"""The budget check (training/plan/): parameter counts, FLOPs, Chinchilla sizes, verdicts, memory, report.
 
 Reference numbers come from docs/reference.md (Chinchilla Table 3, GPT-3, BloombergGPT, the H200 measurements).
 """
@@ -12,25 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from training.budget import (
-    Budget,
-    Data,
-    Hardware,
-    PlanError,
-    PlanOptions,
-    check,
-    compute_optimal,
-    estimate_memory,
-    flops_per_token,
-    korthikanti_bytes,
-    layer_activation_bytes_per_token,
-    manifest_info,
-    parse_count,
-    plan,
-    plan_from_options,
-)
 from training.gpus import GIB, GPUS, get_gpu
 from training.models import ModelError, count_params, load_shape, preset_names
+from training.plan.hardware import Budget, Data, Hardware
+from training.plan.laws import compute_optimal, flops_per_token
+from training.plan.memory import estimate_memory, korthikanti_bytes, layer_activation_bytes_per_token
+from training.plan.options import PlanOptions, manifest_info, plan_from_options
+from training.plan.planner import check, plan
+from training.plan.units import PlanError, parse_count
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,8 +99,8 @@ def test_count_matches_transformers_for_llama_yaml_and_hf_configs(tmp_path: Path
 def test_budget_modules_import_without_torch() -> None:
     code = (
         "import sys; sys.modules['torch'] = None; sys.modules['transformers'] = None\n"
-        "import training.budget, training.models, training.gpus, training.plan_report\n"
-        "p = training.budget.plan('7b', 1e12); print(p.params)"
+        "import training.plan.planner, training.plan.options, training.models, training.gpus, training.plan.report\n"
+        "p = training.plan.planner.plan('7b', 1e12); print(p.params)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
     assert result.returncode == 0, result.stderr
@@ -428,7 +417,7 @@ def test_parse_count_suffixes() -> None:
 
 
 def test_report_renders_markdown_and_png(tmp_path: Path) -> None:
-    from training.plan_report import write_report
+    from training.plan.report import write_report
 
     result = plan("1b", Data(tokens=50e9, unique_tokens=20e9, base_tokens=3e12), Hardware(gpu="H200"))
     paths = write_report(result, tmp_path)

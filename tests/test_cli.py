@@ -55,8 +55,8 @@ def test_every_project_error_is_a_tokenmill_error_and_keeps_its_builtin_base() -
     from pipeline.errors import TokenmillError
     from pipeline.readers import InputError
     from pipeline.tokenize.format import ShardError
-    from training.budget import PlanError
-    from training.train import GateError
+    from training.plan.units import PlanError
+    from training.preflight import GateError
 
     for cls, builtin in (
         (RecipeError, ValueError),

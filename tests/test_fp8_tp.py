@@ -15,10 +15,12 @@ import pytest
 
 import flows  # noqa: F401  (hub offline)
 from tests.test_train import config, make_shards
-from training.budget import Hardware, PlanError, estimate_memory, tp_local_params
 from training.config import TrainConfigError, load_train_config
 from training.models import count_params, load_shape
 from training.parallel import accelerator_kwargs, fp8_module_filter, fp8_problems
+from training.plan.hardware import Hardware
+from training.plan.memory import estimate_memory, tp_local_params
+from training.plan.units import PlanError
 from training.train import run_training
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,7 +162,7 @@ def test_throughput_benchmark_smoke_prints_both_loops_overhead_and_memory_in_one
 
 
 def test_the_gate_plans_a_tensor_parallel_run_as_one_data_parallel_rank(shards, tmp_path) -> None:
-    from training.train import preflight
+    from training.preflight import preflight
 
     checked = preflight(config(shards, tmp_path / "run", tp_size=2, gpu="H200"), world_size=2)
     resolved, memory = checked["config"], checked["plan"].memory

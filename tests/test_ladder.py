@@ -29,8 +29,9 @@ from training.ladder import (
     ladder_shape,
     plan_ladder,
 )
+from training.metrics import read_rows
 from training.schedule import Schedule
-from training.train import read_rows, run_training
+from training.train import run_training
 
 
 def cli(*args: str):
@@ -286,8 +287,8 @@ def test_the_prefect_flow_trains_fits_and_skips_on_rerun(shards: Path, tmp_path:
 
 def test_a_degenerate_law_reports_no_optimum_instead_of_crashing() -> None:
     """The demo's ladder fitted A = 0 (exp underflow), the test data's α ≈ 50: fit, frontier and plan must not raise."""
-    from training.budget import ScalingFit
     from training.ladder import _frontier
+    from training.plan.laws import ScalingFit
     from training.scaling import _tokens_per_param
 
     flat = ScalingFit("x", E=0.0, A=0.0, B=942.0, alpha=4.3, beta=0.43, source="")

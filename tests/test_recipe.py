@@ -12,7 +12,7 @@ import yaml
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
 from pipeline.config import load_recipe as load_curation_recipe
 from pipeline.run import recipe_for_input
-from training.budget import PlanOptions
+from training.plan.options import PlanOptions
 from training.recipe import Recipe, load_recipe
 
 REPO = Path(__file__).resolve().parents[1]

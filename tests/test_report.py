@@ -102,8 +102,8 @@ def test_token_table_and_rounded_summary() -> None:
 
 
 def test_plan_says_what_fits_means_and_puts_blocking_first() -> None:
-    from training.budget import plan
-    from training.plan_report import memory_verdict, render_markdown
+    from training.plan.planner import plan
+    from training.plan.report import memory_verdict, render_markdown
 
     no_shape = plan(125e6, 2.75e12)  # a parameter count only: activations cannot be estimated
     assert "activations not counted" in memory_verdict(no_shape.memory)

@@ -14,7 +14,10 @@ from scipy.optimize import check_grad
 from typer.testing import CliRunner
 
 from flows.cli import app
-from training.budget import FITS, PlanError, PlanOptions, ScalingFit, load_fit, plan, plan_from_options
+from training.plan.laws import FITS, ScalingFit, load_fit
+from training.plan.options import PlanOptions, plan_from_options
+from training.plan.planner import plan
+from training.plan.units import PlanError
 from training.scaling import (
     GRID,
     Runs,

@@ -18,8 +18,11 @@ from pipeline.tokenize.format import ShardError
 from tests.test_tokenize import write_run
 from training.checkpoint import CheckpointMismatch, find_latest
 from training.config import TrainConfig, TrainConfigError, load_train_config
+from training.metrics import read_rows
 from training.modeling import ModelSetupError
-from training.train import GateError, TrainingDiverged, preflight, read_rows, run_training
+from training.preflight import GateError, preflight
+from training.steps import TrainingDiverged
+from training.train import run_training
 
 STEPS = 16
 # the tiny preset shrunk further: 2 layers × 64, GQA 4/2 — a 113k-parameter Llama at a 320-token vocabulary
@@ -290,7 +293,7 @@ def test_accelerate_configs_load() -> None:
 
 
 def test_cuda_device_names_map_to_the_gpu_table() -> None:
-    from training.train import gpu_from_name
+    from training.gpus import gpu_from_name
 
     assert gpu_from_name("NVIDIA H200", 139.8) == "H200"
     assert gpu_from_name("NVIDIA H100 80GB HBM3", 79.6) == "H100-SXM"
@@ -303,7 +306,7 @@ def test_progress_lines_when_not_a_terminal_estimate_then_heartbeat() -> None:
     """In a log (no terminal): one estimate after the first steps, then a line after 30 s of silence only."""
     from types import SimpleNamespace
 
-    from training.train import _progress
+    from training.metrics import Progress as _progress
 
     now = [0.0]
     printed: list[str] = []

@@ -80,7 +80,7 @@ def test_train_flow_streams_a_subprocess_and_publishes_the_summary(
     from prefect.client.orchestration import get_client
 
     from flows.train import train
-    from training.train import GateError
+    from training.preflight import GateError
 
     config = write_config(tmp_path / "train.yaml", shards, tmp_path / "run", max_steps=3)
     summary = train(str(config))
@@ -109,7 +109,7 @@ def test_stream_logs_every_line_and_returns_the_exit_code() -> None:
     import logging
     import sys
 
-    from flows.train import stream
+    from training.launch import stream
 
     class Collect(logging.Handler):
         def __init__(self) -> None:

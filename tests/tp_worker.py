@@ -40,7 +40,7 @@ def train(model, clip) -> list[list[float]]:
 
     import torch
 
-    from training.train import _optimizer
+    from training.steps import make_optimizer as _optimizer
 
     # the loop's own optimizer: fused AdamW, decay and no-decay groups (fused AdamW refuses a group that mixes
     # DTensor and plain parameters; the groups split sharded matrices from replicated norms)

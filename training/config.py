@@ -24,8 +24,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from pipeline.config_base import StrictModel, read_yaml
+from pipeline.config_base import StrictModel, field_errors, read_yaml
 from pipeline.errors import TokenmillError
+from training.plan.units import count_field
 
 SCRATCH_LR = 3e-4  # Llama/TinyLlama-range peak for 0.1-7B decoders with AdamW(0.9, 0.95)
 ADAPT_LR = 1e-4  # re-warm peak for continued pre-training when the base model's peak is unknown
@@ -156,14 +157,7 @@ class TrainConfig(StrictModel):
     @field_validator("max_tokens", "min_tokens", "base_tokens", mode="before")
     @classmethod
     def _count(cls, value: Any) -> Any:
-        if value is None or isinstance(value, int | float):
-            return value
-        from training.budget import PlanError, parse_count
-
-        try:
-            return parse_count(value)
-        except PlanError as error:
-            raise ValueError(str(error).split(": ", 1)[-1]) from None
+        return count_field(value, positive=False)  # numbers: the fields' gt=0 judges them
 
     @model_validator(mode="after")
     def _stopping(self) -> TrainConfig:
@@ -287,11 +281,7 @@ def load_train_config(path: str | Path | None = None, overrides: dict[str, Any] 
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as error:
-        lines = [f"{origin}: invalid train config"]
-        for item in error.errors():
-            where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-            message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            lines.append(f"  train.{where}: {message}")
+        lines = [f"{origin}: invalid train config", *(f"  train.{line}" for line in field_errors(error))]
         raise TrainConfigError("\n".join(lines)) from None
 
 

@@ -71,3 +71,29 @@ def get_gpu(name: str) -> GPU:
         if _key(alias) == wanted:
             return GPUS[gpu_name]
     raise UnknownGPUError(f"unknown GPU {name!r}; known: {', '.join(GPUS)}")
+
+
+def gpu_from_name(device_name: str, memory_gib: float) -> str | None:
+    """``NVIDIA H100 80GB HBM3`` → ``H100-SXM``; None for a device the GPU table does not know."""
+    device = _key(device_name)
+    for name in sorted(GPUS, key=lambda n: -len(_key(n))):  # the most specific table name contained in it
+        if _key(name) in device:
+            return name
+    for family in ("a100", "h100", "h200", "b200", "l40s", "l4", "4090", "mi300x"):
+        if family in device:
+            try:
+                if family == "a100":
+                    return "A100-80GB" if memory_gib > 45 else "A100-40GB"
+                return get_gpu(family).name
+            except UnknownGPUError:
+                continue
+    return None
+
+
+def detect_gpu() -> str | None:
+    """The GPU table's name for CUDA device 0, or None without CUDA (or for a device the table lacks)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return gpu_from_name(torch.cuda.get_device_name(0), torch.cuda.get_device_properties(0).total_memory / GIB)

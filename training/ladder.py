@@ -52,7 +52,7 @@ GPU_TOKENS_PER_PARAM = (5.0, 10.0, 20.0, 40.0)
 COOLDOWN = 0.2  # share of a branch's post-warmup steps spent cooling down (MiniCPM; Hägele et al. 2024)
 WARMUP_SHARE = 0.01  # of the largest rung's steps …
 WARMUP_MAX = 100  # … at most (and below the first branch point)
-MAX_EPOCHS = 16.0  # training/budget.py's blocking repetition limit
+MAX_EPOCHS = 16.0  # training/plan/planner.py's blocking repetition limit (MAX_EPOCHS)
 RUNS_CSV = "runs.csv"
 RESULT = "result.json"
 REPORT_MD = "ladder_report.md"
@@ -249,9 +249,9 @@ def cost_table(plan: LadderPlan, gpu: str = "H200", mfu: float = 0.4) -> str:
     trained = sum(r["tokens"] for r in rows)
     lines += [
         "",
-        f"Total: {trained:,} tokens, {total:.2f} {gpu}-hours at {mfu:.0%} MFU (training.budget.plan); separate runs "
-        f"per token count would train {separate:,} tokens. Small models reach a lower MFU than large ones: budget "
-        "2-3× these hours.",
+        f"Total: {trained:,} tokens, {total:.2f} {gpu}-hours at {mfu:.0%} MFU (training.plan.planner.plan); "
+        f"separate runs per token count would train {separate:,} tokens. Small models reach a lower MFU than large "
+        "ones: budget 2-3× these hours.",
         *(f"- note: {note}" for note in plan.notes),
     ]
     return "\n".join(lines)
@@ -299,9 +299,10 @@ def make_rung(width: int, vocab_size: int, config: LadderConfig) -> Rung:
 def ladder_cost(
     rungs: list[Rung], vocab_size: int, seq_len: int, micro_batch: int, gpu: str = "H200", mfu: float = 0.4
 ) -> list[dict[str, Any]]:
-    """What each rung costs by the project's own plan (``training.budget.plan``: 6N + attention FLOPs per token
+    """What each rung costs by the project's own plan (``training.plan.planner.plan``: 6N + attention FLOPs per token
     at ``mfu`` of ``gpu``'s peak), for the tokens it trains (trunk + cool-downs)."""
-    from training.budget import Data, Hardware, plan
+    from training.plan.hardware import Data, Hardware
+    from training.plan.planner import plan
 
     rows = []
     for rung in rungs:
@@ -328,12 +329,12 @@ def plan_ladder(config: LadderConfig) -> LadderPlan:
 
     tokenizer = shards_tokenizer(config.shards)
     manifest = tokenizer["manifest"]
-    if not any(split.startswith("heldout/") for split in manifest.get("splits", {})):
+    if not manifest.heldout_splits:
         raise LadderError(
             f"{config.shards}: the shards have no held-out split to measure the loss on "
             "(tokenize with heldout_share > 0)"
         )
-    unique = float(manifest.get("totals", {}).get("train_tokens") or 0)
+    unique = float(manifest.train_tokens or 0)
     per_pass = config.seq_len * config.micro_batch
     if config.batch_tokens is not None and config.batch_tokens % per_pass:
         raise LadderError(
@@ -544,7 +545,8 @@ def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> dict[str, Any]:
 def _implied_plan(fit_json: Path, plan_options: Any) -> tuple[Any, float | None, str | None]:
     if plan_options is None:
         return None, None, None
-    from training.budget import PlanError, plan_from_options
+    from training.plan.options import plan_from_options
+    from training.plan.units import PlanError
 
     options = plan_options.model_copy(update={"fit": str(fit_json)})
     try:

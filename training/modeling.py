@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
-from pipeline.tokenize.format import load_manifest
+from pipeline.tokenize.format import ShardManifest
 from training.models import COUNTED_KEYS
 
 if TYPE_CHECKING:
@@ -43,9 +43,10 @@ def round_up(value: int, multiple: int) -> int:
 
 
 def shards_tokenizer(shards: str | Path) -> dict[str, Any]:
-    """The manifest's tokenizer entry plus ``folder`` (where the tokenizer files lie) and ``manifest``."""
-    manifest = load_manifest(shards)
-    info = dict(manifest.get("tokenizer") or {})
+    """The manifest's tokenizer entry plus ``folder`` (where the tokenizer files lie) and ``manifest`` (the
+    checked ``ShardManifest``)."""
+    manifest = ShardManifest.load(shards)
+    info = dict(manifest.tokenizer)
     if "vocab_size" not in info or "sha256" not in info:
         raise ModelSetupError(f"{Path(shards) / 'manifest.json'}: no tokenizer vocab_size/sha256 recorded")
     folder = Path(shards) / Path(info.get("path", "tokenizer/tokenizer.json")).parent

@@ -19,8 +19,8 @@ from pipeline import config as curation
 from pipeline.config import CurationRecipe
 from pipeline.config_base import field_errors
 from training.ablate import AblateError, load_ablate_config
-from training.budget import PlanOptions
 from training.config import TrainConfig
+from training.plan.options import PlanOptions
 
 
 class Recipe(CurationRecipe):

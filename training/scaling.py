@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TokenmillError
-from training.budget import PlanError, ScalingFit, parse_count
+from training.plan.laws import ScalingFit
+from training.plan.units import PlanError, parse_count
 
 HUBER_DELTA = 1e-3
 GRID = {
@@ -51,7 +52,7 @@ BOOTSTRAP_STARTS = 5  # distinct full-data optima a bootstrap resample starts fr
 DEFAULT_BOOTSTRAP = 200
 BUDGETS = (1e18, 1e20, 1e22, 1e24)  # compute budgets (FLOPs, C = 6ND) at which tokens/param are reported
 REQUIRED_COLUMNS = ("params", "tokens", "loss")
-FIT_NAME = "own"  # as training.budget.OWN_FIT: the law fitted to your runs
+FIT_NAME = "own"  # as training.plan.laws.OWN_FIT: the law fitted to your runs
 
 
 class ScalingFitError(TokenmillError, ValueError):

@@ -36,12 +36,13 @@ def ablate_command(
     from pipeline.tokenize.format import ShardError
     from pipeline.tokenize.tokenizer import TokenizerError
     from training.ablate import AblateError, load_ablate_config, run_ablation
-    from training.budget import PlanError
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError
     from training.modeling import ModelSetupError
+    from training.plan.units import PlanError
+    from training.preflight import GateError
     from training.recipe import load_recipe
-    from training.train import GateError, TrainingDiverged
+    from training.steps import TrainingDiverged
 
     def fail(message: str, code: int = 2) -> None:
         print_error(message)

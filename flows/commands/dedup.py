@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from flows.errors import print_error
+from flows.runtime import console
 
 
 def register(app: typer.Typer) -> None:
@@ -68,106 +70,19 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
+        from flows.runtime import PREFECT_MODES
+        from pipeline.dedup.result import DedupResult, dedup_report_md
 
-        from flows.runtime import PREFECT_MODES, console, prefect_backend
-        from pipeline import progress
-        from pipeline.config import RecipeError
-        from pipeline.dedup.config import recipe_dedup_settings
-        from training.recipe import load_recipe
-
-        settings: dict = {}
-        priorities: dict[str, int] = {}
-        executor = {"kind": "local", "tasks": 1, "workers": workers}
-        if recipe is not None:
-            try:
-                loaded = load_recipe(recipe)
-            except RecipeError as error:
-                print_error(str(error))
-                raise typer.Exit(2) from None
-            settings, priorities = recipe_dedup_settings(loaded)
-            executor = loaded.executor.model_dump()
-        for value in priority or []:
-            name, sep, number = value.partition("=")
-            if not sep or not name or not number.lstrip("-").isdigit():
-                raise typer.BadParameter(f"expected NAME=INTEGER, got {value!r}", param_hint="--priority")
-            priorities[name] = int(number)
+        settings, priorities, executor = _settings(recipe, priority, workers)
         overrides = {"threshold": threshold, "bands": bands, "rows": rows, "tasks": tasks}
         settings.update({k: v for k, v in overrides.items() if v is not None})
-        if index is not None and redis is not None:
-            raise typer.BadParameter("give --index or --redis, not both", param_hint="--index")
-        if index is not None or redis is not None:
-            index_cfg: dict = dict(settings.get("index") or {})
-            index_cfg.pop("path", None)
-            index_cfg.pop("redis", None)
-            if index is not None:
-                index_cfg["path"] = str(index)
-            else:
-                index_cfg["redis"] = _redis_config(redis, redis_basename)
-            index_cfg["rebuild"] = rebuild_index
-            index_cfg["update"] = not no_index_update
-            if run_name:
-                index_cfg["run_name"] = run_name
-            settings["index"] = index_cfg
-        elif rebuild_index:
-            raise typer.BadParameter("--rebuild-index needs --index or --redis", param_hint="--rebuild-index")
-
-        from pydantic import ValidationError
-
-        from pipeline.dedup.config import DedupConfig
-
-        try:
-            DedupConfig.model_validate(settings)
-        except ValidationError as error:
-            from pipeline.config import format_validation_error
-
-            print_error(format_validation_error(error, "dedup options"))
-            raise typer.Exit(2) from None
-        if not input.exists():
-            print_error(f"{input}: no such file or folder")
-            raise typer.Exit(2)
-
+        _index_settings(settings, index, redis, redis_basename, rebuild_index, no_index_update, run_name)
+        _check(settings, input)
         if prefect not in PREFECT_MODES:
             choices = ", ".join(PREFECT_MODES)
             raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
-        from pipeline.dedup.cluster import DedupStateError
-        from pipeline.dedup.index import DedupIndexError
-        from pipeline.dedup.result import DedupResult, dedup_report_md
-
-        try:
-            with progress.shown():  # one progress line per dedup step instead of datatrove's logs
-                if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
-                    from pipeline.config import ExecutorConfig
-                    from pipeline.curate import executor_factory
-                    from pipeline.dedup.run import dedup_dataset
-
-                    result = dedup_dataset(
-                        str(input),
-                        str(output),
-                        DedupConfig.model_validate(settings),
-                        source_name=source,
-                        source_priority=priorities,
-                        executor_factory=executor_factory(ExecutorConfig.model_validate(executor), "dedup"),
-                        text_key=text_key,
-                        id_key=id_key,
-                        restart=restart,
-                    ).to_dict()
-                else:
-                    from flows.dedup import dedup as dedup_flow
-
-                    result = dedup_flow(
-                        input=str(input),
-                        output=str(output),
-                        config=settings,
-                        priority=priorities,
-                        executor=executor,
-                        source=source,
-                        text_key=text_key,
-                        id_key=id_key,
-                        restart=restart,
-                    )
-        except (DedupIndexError, DedupStateError, ValueError) as error:
-            print_error(str(error))
-            raise typer.Exit(2) from None
+        flow_args = {"source": source, "text_key": text_key, "id_key": id_key, "restart": restart}
+        result = _run(input, output, settings, priorities, executor, prefect, flow_args)
         report = DedupResult.model_validate(result)
         markdown = dedup_report_md(report)
         report_path = Path(output) / "dedup_report.md"
@@ -176,6 +91,126 @@ def register(app: typer.Typer) -> None:
         console.print(f"kept: {Path(output) / 'deduped'}   drops: {Path(output) / 'dropped'}   report: {report_path}")
         if not report.accounting_ok:
             raise typer.Exit(1)
+
+
+def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> tuple[dict, dict[str, int], dict]:
+    """Dedup settings, source priorities and the executor: the recipe's (when given), then ``--priority``."""
+    from pipeline.config import RecipeError
+    from pipeline.dedup.config import recipe_dedup_settings
+    from training.recipe import load_recipe
+
+    settings: dict = {}
+    priorities: dict[str, int] = {}
+    executor = {"kind": "local", "tasks": 1, "workers": workers}
+    if recipe is not None:
+        try:
+            loaded = load_recipe(recipe)
+        except RecipeError as error:
+            print_error(str(error))
+            raise typer.Exit(2) from None
+        settings, priorities = recipe_dedup_settings(loaded)
+        executor = loaded.executor.model_dump()
+    for value in priority or []:
+        name, sep, number = value.partition("=")
+        if not sep or not name or not number.lstrip("-").isdigit():
+            raise typer.BadParameter(f"expected NAME=INTEGER, got {value!r}", param_hint="--priority")
+        priorities[name] = int(number)
+    return settings, priorities, executor
+
+
+def _index_settings(
+    settings: dict,
+    index: Path | None,
+    redis: str | None,
+    redis_basename: str,
+    rebuild_index: bool,
+    no_index_update: bool,
+    run_name: str | None,
+) -> None:
+    """``settings["index"]`` from ``--index``/``--redis`` and their flags (in place)."""
+    if index is not None and redis is not None:
+        raise typer.BadParameter("give --index or --redis, not both", param_hint="--index")
+    if index is not None or redis is not None:
+        index_cfg: dict = dict(settings.get("index") or {})
+        index_cfg.pop("path", None)
+        index_cfg.pop("redis", None)
+        if index is not None:
+            index_cfg["path"] = str(index)
+        else:
+            index_cfg["redis"] = _redis_config(redis, redis_basename)
+        index_cfg["rebuild"] = rebuild_index
+        index_cfg["update"] = not no_index_update
+        if run_name:
+            index_cfg["run_name"] = run_name
+        settings["index"] = index_cfg
+    elif rebuild_index:
+        raise typer.BadParameter("--rebuild-index needs --index or --redis", param_hint="--rebuild-index")
+
+
+def _check(settings: dict, input: Path) -> None:  # noqa: A002
+    """Refuse invalid settings and a missing input before anything runs (exit 2)."""
+    from pydantic import ValidationError
+
+    from pipeline.config import format_validation_error
+    from pipeline.dedup.config import DedupConfig
+
+    try:
+        DedupConfig.model_validate(settings)
+    except ValidationError as error:
+        print_error(format_validation_error(error, "dedup options"))
+        raise typer.Exit(2) from None
+    if not input.exists():
+        print_error(f"{input}: no such file or folder")
+        raise typer.Exit(2)
+
+
+def _run(
+    input: Path,  # noqa: A002
+    output: Path,
+    settings: dict,
+    priorities: dict[str, int],
+    executor: dict,
+    prefect: str,
+    flow_args: dict,
+) -> dict:
+    """Dedup in this process (no Prefect backend) or through the ``dedup`` flow; the result as a dict."""
+    from flows.runtime import prefect_backend
+    from pipeline import progress
+    from pipeline.dedup.cluster import DedupStateError
+    from pipeline.dedup.config import DedupConfig
+    from pipeline.dedup.index import DedupIndexError
+
+    try:
+        with progress.shown():  # one progress line per dedup step instead of datatrove's logs
+            if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
+                from pipeline.config import ExecutorConfig
+                from pipeline.curate import executor_factory
+                from pipeline.dedup.run import dedup_dataset
+
+                return dedup_dataset(
+                    str(input),
+                    str(output),
+                    DedupConfig.model_validate(settings),
+                    source_name=flow_args["source"],
+                    source_priority=priorities,
+                    executor_factory=executor_factory(ExecutorConfig.model_validate(executor), "dedup"),
+                    text_key=flow_args["text_key"],
+                    id_key=flow_args["id_key"],
+                    restart=flow_args["restart"],
+                ).to_dict()
+            from flows.dedup import dedup as dedup_flow
+
+            return dedup_flow(
+                input=str(input),
+                output=str(output),
+                config=settings,
+                priority=priorities,
+                executor=executor,
+                **flow_args,
+            )
+    except (DedupIndexError, DedupStateError, ValueError) as error:
+        print_error(str(error))
+        raise typer.Exit(2) from None
 
 
 def _redis_config(value: str, basename: str) -> dict:
@@ -189,7 +224,6 @@ def _redis_config(value: str, basename: str) -> dict:
 def print_summary(result) -> None:  # noqa: ANN001 - a pipeline.dedup.result.DedupResult
     """The dedup result as a rich table of ``dedup_source_rows`` (the rows of report.md's dedup section), then the
     index matches and any accounting problem."""
-    from rich.markup import escape
     from rich.table import Table
 
     from flows.runtime import console

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +59,9 @@ def plan_command(
     strict: bool = typer.Option(False, "--check", help="exit 1 when check() finds blocking problems"),
 ) -> None:
     """Check a planned LLM against a Chinchilla compute/data budget: FLOPs, optimal N/D, memory, time, verdict."""
-    import json
-    import sys
-
-    from training.budget import PlanError, PlanOptions, check, load_plan_options, plan_from_options
+    from training.plan.options import PlanOptions, load_plan_options, plan_from_options
+    from training.plan.planner import check
+    from training.plan.units import PlanError
 
     given: dict[str, Any] = {
         "model": model,
@@ -102,7 +103,7 @@ def plan_command(
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if output is not None:
-        from training.plan_report import write_report
+        from training.plan.report import write_report
 
         paths = write_report(result, output)
         if not as_json:
@@ -118,7 +119,7 @@ def plan_command(
 def _validate_flags(model_cls: Any, overrides: dict[str, Any]) -> Any:
     from pydantic import ValidationError
 
-    from training.budget import PlanError
+    from training.plan.units import PlanError
 
     try:
         return model_cls.model_validate(overrides)
@@ -134,9 +135,9 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from training.budget import human
     from training.gpus import GIB
-    from training.plan_report import flops_convention, memory_verdict
+    from training.plan.report import flops_convention, memory_verdict
+    from training.plan.units import human
 
     console = Console()
     table = Table(show_header=False, box=None, pad_edge=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -96,68 +97,17 @@ def ladder_command(
 
     from pipeline.config import RecipeError
     from pipeline.tokenize.format import ShardError
-    from training.budget import PlanError
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError
-    from training.ladder import (
-        CPU_TOKENS_PER_PARAM,
-        CPU_WIDTHS,
-        GPU_TOKENS_PER_PARAM,
-        GPU_WIDTHS,
-        LadderError,
-        load_ladder_config,
-        parse_list,
-        read_ladder_file,
-        run_ladder,
-    )
+    from training.ladder import LadderError, load_ladder_config, run_ladder
     from training.modeling import ModelSetupError
+    from training.plan.units import PlanError
+    from training.preflight import GateError
     from training.scaling import ScalingFitError
-    from training.train import GateError, TrainingDiverged
-
-    def fail(message: str) -> None:
-        print_error(message)
-        raise typer.Exit(2)
+    from training.steps import TrainingDiverged
 
     try:
-        if (recipe is None) == (shards is None):
-            fail("give a RECIPE or --shards DIR (one of them)")
-        options = None
-        if recipe is not None:
-            if gpu_hours or flops or (gpu and not dry_run):
-                fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
-            from training.recipe import load_recipe
-
-            loaded = load_recipe(recipe)
-            shards = Path(loaded.output_dir) / "shards"
-            if not (shards / "manifest.json").is_file():
-                fail(f"{recipe}: its run has no shards yet ({shards}); run `tokenmill pipeline {recipe}` first")
-            from flows.end_to_end import plan_options
-
-            options = plan_options(loaded)
-        else:
-            options = _shards_plan_options(shards, gpu, gpu_hours, flops)
-        import torch
-
-        settings = read_ladder_file(config_file) if config_file is not None else {}
-        device = settings.pop("device", None) or ("gpu" if torch.cuda.is_available() else "cpu")
-        given: dict = {}
-        if sizes in ("cpu", "gpu"):
-            device = sizes
-        elif sizes:
-            given["widths"] = parse_list(sizes, int, "--sizes")
-        if device not in ("cpu", "gpu"):
-            fail(f"{config_file}: device: {device!r} is not cpu or gpu")
-        if sizes in ("cpu", "gpu"):
-            given["widths"] = list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS)
-        if tokens_per_param:
-            given["tokens_per_param"] = parse_list(tokens_per_param, float, "--tokens-per-param")
-        defaults = {
-            "widths": list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS),
-            "tokens_per_param": list(CPU_TOKENS_PER_PARAM if device == "cpu" else GPU_TOKENS_PER_PARAM),
-            "seq_len": 64 if device == "cpu" else 1024,
-            "micro_batch": 8 if device == "cpu" else 16,
-            "cpu_threads": 1 if device == "cpu" else None,
-        }
+        shards, options = _ladder_inputs(recipe, shards, gpu, gpu_hours, flops, dry_run)
         flags = {
             "seq_len": seq_len,
             "micro_batch": micro_batch,
@@ -168,8 +118,8 @@ def ladder_command(
             "seed": seed,
             "force": True if force else None,
         }
-        given.update({k: v for k, v in flags.items() if v is not None})
-        config = load_ladder_config({**defaults, **settings, **given, "shards": str(shards), "output": str(output)})
+        values = _ladder_values(config_file, sizes, tokens_per_param, flags)
+        config = load_ladder_config({**values, "shards": str(shards), "output": str(output)})
         if dry_run:
             from training.ladder import cost_table, plan_ladder
 
@@ -189,7 +139,7 @@ def ladder_command(
         ScalingFitError,
         FileNotFoundError,
     ) as error:
-        fail(str(error))
+        _fail(str(error))
     except TrainingDiverged as error:
         print_error(str(error))
         raise typer.Exit(1) from None
@@ -199,9 +149,74 @@ def ladder_command(
         typer.echo(Path(report["files"]["report_md"]).read_text(encoding="utf-8"))
 
 
+def _fail(message: str) -> None:
+    print_error(message)
+    raise typer.Exit(2)
+
+
+def _ladder_inputs(
+    recipe: Path | None, shards: Path | None, gpu: str | None, gpu_hours: float | None, flops: str | None, dry_run: bool
+) -> tuple[Path, Any]:
+    """The shards the ladder trains on and the plan options its fit re-plans: a recipe's, or the flags'."""
+    if (recipe is None) == (shards is None):
+        _fail("give a RECIPE or --shards DIR (one of them)")
+    if recipe is None:
+        return shards, _shards_plan_options(shards, gpu, gpu_hours, flops)
+    if gpu_hours or flops or (gpu and not dry_run):
+        _fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
+    from flows.end_to_end import plan_options
+    from training.recipe import load_recipe
+
+    loaded = load_recipe(recipe)
+    shards = Path(loaded.output_dir) / "shards"
+    if not (shards / "manifest.json").is_file():
+        _fail(f"{recipe}: its run has no shards yet ({shards}); run `tokenmill pipeline {recipe}` first")
+    return shards, plan_options(loaded)
+
+
+def _ladder_values(
+    config_file: Path | None, sizes: str | None, tokens_per_param: str | None, flags: dict[str, Any]
+) -> dict[str, Any]:
+    """The ladder's settings: the device's defaults, then the ``--config`` file, then the flags given."""
+    import torch
+
+    from training.ladder import (
+        CPU_TOKENS_PER_PARAM,
+        CPU_WIDTHS,
+        GPU_TOKENS_PER_PARAM,
+        GPU_WIDTHS,
+        parse_list,
+        read_ladder_file,
+    )
+
+    settings = read_ladder_file(config_file) if config_file is not None else {}
+    device = settings.pop("device", None) or ("gpu" if torch.cuda.is_available() else "cpu")
+    given: dict = {}
+    if sizes in ("cpu", "gpu"):
+        device = sizes
+    elif sizes:
+        given["widths"] = parse_list(sizes, int, "--sizes")
+    if device not in ("cpu", "gpu"):
+        _fail(f"{config_file}: device: {device!r} is not cpu or gpu")
+    if sizes in ("cpu", "gpu"):
+        given["widths"] = list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS)
+    if tokens_per_param:
+        given["tokens_per_param"] = parse_list(tokens_per_param, float, "--tokens-per-param")
+    defaults = {
+        "widths": list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS),
+        "tokens_per_param": list(CPU_TOKENS_PER_PARAM if device == "cpu" else GPU_TOKENS_PER_PARAM),
+        "seq_len": 64 if device == "cpu" else 1024,
+        "micro_batch": 8 if device == "cpu" else 16,
+        "cpu_threads": 1 if device == "cpu" else None,
+    }
+    given.update({k: v for k, v in flags.items() if v is not None})
+    return {**defaults, **settings, **given}
+
+
 def _shards_plan_options(shards: Path, gpu: str | None, gpu_hours: float | None, flops: str | None):
     """The implied plan for bare shards: the given budget, else one epoch of the shards' training tokens."""
-    from training.budget import PlanError, PlanOptions, manifest_info
+    from training.plan.options import PlanOptions, manifest_info
+    from training.plan.units import PlanError
 
     manifest = shards / "manifest.json"
     if not manifest.is_file():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +37,11 @@ def train_command(
 
     from pipeline.tokenize.format import ShardError
     from training.checkpoint import CheckpointMismatch
-    from training.config import TrainConfigError, dump_train_config, load_train_config
+    from training.config import TrainConfigError, load_train_config
+    from training.launch import LaunchFailed, launch_training
     from training.modeling import ModelSetupError
-    from training.train import GateError, TrainingDiverged, launch_command, preflight, run_training
+    from training.preflight import GateError
+    from training.steps import TrainingDiverged
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     overrides: dict[str, Any] = {
@@ -56,25 +57,35 @@ def train_command(
         "force": True if force else None,
     }
     refused = (TrainConfigError, GateError, CheckpointMismatch, ModelSetupError, ShardError)
+    launched = accelerate_config is not None or (num_processes or 1) > 1
     try:
         settings = load_train_config(config, overrides)
-        if accelerate_config is not None or (num_processes or 1) > 1:
-            checked = preflight(settings, world_size=num_processes)  # refuse before starting N processes
-            for note in checked["notes"]:
-                console.print(f"note: {note}")
-            request = Path(settings.output) / "launch_config.yaml"
-            dump_train_config(settings, request)
-            command = launch_command(request, str(accelerate_config) if accelerate_config else None, num_processes)
-            console.print("launching: " + " ".join(command))
-            raise typer.Exit(subprocess.call(command))
-        summary = run_training(settings)
+        summary = launch_training(
+            settings,
+            accelerate_config=str(accelerate_config) if accelerate_config else None,
+            num_processes=num_processes,
+            on_event=lambda kind, value: _print_launch(console, kind, value),
+        )
     except refused as error:
         print_error(str(error))
         raise typer.Exit(2) from None
     except TrainingDiverged as error:
         console.print(f"[red]diverged:[/red] {error}")
         raise typer.Exit(1) from None
+    except LaunchFailed as error:
+        raise typer.Exit(error.code) from None
+    if launched:
+        raise typer.Exit(0)  # the launched processes printed their own summary
     _print_summary(console, summary)
+
+
+def _print_launch(console, kind: str, value: Any) -> None:
+    """The launch's steps as the CLI words them: the gate's notes, then the command."""
+    if kind == "preflight":
+        for note in value["notes"]:
+            console.print(f"note: {note}")
+    elif kind == "launch":
+        console.print("launching: " + " ".join(value))
 
 
 def _print_summary(console, summary: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,120 @@ def load_manifest(directory: str | Path) -> dict[str, Any]:
     if stored is not None and stored != fingerprint(manifest):
         raise ShardError(f"{path}: fingerprint {stored} does not match its contents (edited by hand?)")
     return manifest
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One ``sources.<name>`` entry of the manifest. Only the token counts are typed; other keys (added by later
+    stages, e.g. routing) are kept in ``extra`` and never make a manifest unreadable."""
+
+    name: str
+    train: float | None = None  # curated unique tokens of the source
+    mixed: float | None = None  # what the train shards hold after up/down-sampling
+    unique: float | None = None  # a hand-written ``unique_tokens`` (wins over the counts)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, name: str, entry: Any) -> SourceEntry:
+        if not isinstance(entry, dict):
+            return cls(name)
+        tokens = entry.get("tokens") if isinstance(entry.get("tokens"), dict) else {}
+
+        def number(value: Any) -> float | None:
+            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+        return cls(
+            name,
+            train=number(tokens.get("train")),
+            mixed=number(tokens.get("mixed")),
+            unique=number(entry.get("unique_tokens")),
+            extra={k: v for k, v in entry.items() if k not in ("tokens", "unique_tokens")},
+        )
+
+    @property
+    def unique_tokens(self) -> float | None:
+        """Unique tokens of this source in the train shards: min(train, mixed) (a down-sampled source holds its
+        mixed tokens, a repeated one its train tokens); None when the entry records no counts."""
+        if self.unique is not None:
+            return self.unique
+        if self.train is None:
+            return None
+        return min(self.train, self.mixed) if self.mixed is not None else self.train
+
+
+@dataclass(frozen=True)
+class ShardManifest:
+    """The shard ``manifest.json``: the contract between the tokenize stage (which writes it) and training, the
+    plan and the renderers (which read it through this type, not by string keys).
+
+    ``load`` checks a shards folder's manifest as the reader needs it (fields, fingerprint); ``read`` accepts
+    any JSON object, e.g. a hand-written ``{"unique_tokens": ...}`` given to the plan. ``raw`` is the JSON.
+    """
+
+    path: Path
+    raw: dict[str, Any]
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ShardManifest:
+        return cls(Path(directory) / MANIFEST, load_manifest(directory))
+
+    @classmethod
+    def read(cls, path: str | Path) -> ShardManifest:
+        """A manifest file (or the folder holding one) without the shard checks. Raises ShardError."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / MANIFEST
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ShardError(f"{path} not found") from None
+        except (OSError, ValueError) as error:
+            raise ShardError(f"{path}: not readable JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ShardError(f"{path}: expected a JSON object")
+        return cls(path, data)
+
+    @property
+    def fingerprint(self) -> str:
+        return self.raw.get("fingerprint") or ""
+
+    @property
+    def sources(self) -> dict[str, SourceEntry]:
+        sources = self.raw.get("sources")
+        if not isinstance(sources, dict):
+            return {}
+        return {name: SourceEntry.from_json(name, entry) for name, entry in sources.items()}
+
+    @property
+    def unique_tokens(self) -> float | None:
+        """Unique training tokens: a top-level ``unique_tokens`` (hand-written) wins; else the sum over the
+        sources, when every source records its counts; else None."""
+        given = self.raw.get("unique_tokens")
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            return float(given)
+        counts = [entry.unique_tokens for entry in self.sources.values()]
+        if counts and all(count is not None for count in counts):
+            return sum(counts)  # type: ignore[arg-type]
+        return None
+
+    @property
+    def vocab_size(self) -> int | None:
+        tokenizer = self.raw.get("tokenizer")
+        vocab = self.raw.get("vocab_size") or (tokenizer.get("vocab_size") if isinstance(tokenizer, dict) else None)
+        return vocab if isinstance(vocab, int) and vocab > 0 else None
+
+    @property
+    def tokenizer(self) -> dict[str, Any]:
+        """The tokenizer entry (``path``, ``sha256``, ``vocab_size``, ``eos_id``); empty when not recorded."""
+        tokenizer = self.raw.get("tokenizer")
+        return tokenizer if isinstance(tokenizer, dict) else {}
+
+    @property
+    def train_tokens(self) -> int | None:
+        """``totals.train_tokens``: tokens the train split holds."""
+        return (self.raw.get("totals") or {}).get("train_tokens")
+
+    @property
+    def heldout_splits(self) -> list[str]:
+        """The held-out split names (``heldout/<source>``), sorted."""
+        return sorted(split for split in self.raw.get("splits", {}) if split.startswith("heldout/"))

@@ -12,8 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from training.budget import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, Plan, ScalingFit, check, human
 from training.gpus import GIB
+from training.plan.laws import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, ScalingFit
+from training.plan.planner import Plan, check
+from training.plan.units import human
 
 PNG_NAME = "plots/plan.png"
 
@@ -36,7 +38,7 @@ def flops_convention(plan: Plan) -> str:
     return CONVENTIONS.get(plan.convention, plan.convention)
 
 
-def memory_verdict(memory) -> str:  # noqa: ANN001 - training.budget.Memory
+def memory_verdict(memory) -> str:  # noqa: ANN001 - training.plan.memory.Memory
     """ "fits"/"does not fit" with what the estimate counts: every place that says "fits" says this."""
     verdict = "fits" if memory.fits else "does not fit"
     if memory.activations_estimated:
@@ -47,16 +49,34 @@ def memory_verdict(memory) -> str:  # noqa: ANN001 - training.budget.Memory
 def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] | None = None) -> str:
     """The plan as markdown; ``png`` is the image path relative to the markdown file (None: no image)."""
     blocking = check(plan) if blocking is None else blocking
-    memory = plan.memory
     title = plan.model.get("name") or human(plan.params)
     lines = [f"# Training plan: {title} on {human(plan.tokens)} tokens", ""]
-    lines += ["## Verdict", ""]
+    lines += _verdict_section(plan, blocking)
+    lines += _size_section(plan)
+    lines += _optimum_section(plan)
+    lines += _memory_section(plan.memory)
+    lines += _data_section(plan)
+    lines += _domain_section(plan)
+    if png:
+        lines += ["## Where the plan sits", "", f"![plan]({png})", ""]
+    notes = [n for n in plan.notes if n not in (LOSS_CAVEAT, FITTED_LOSS_CAVEAT)]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    return "\n".join(lines)
+
+
+def _verdict_section(plan: Plan, blocking: list[str]) -> list[str]:
+    lines = ["## Verdict", ""]
     if blocking:  # first: what stops training matters more than how compute-optimal the plan would be
         lines += ["**Blocking** (training refuses to start unless forced):", ""] + [f"- {p}" for p in blocking] + [""]
     lines += [f"- {v}" for v in plan.verdicts] + [""]
     for warning in plan.warnings:
         lines += [f"> **Warning:** {warning}", ""]
-    lines += [
+    return lines
+
+
+def _size_section(plan: Plan) -> list[str]:
+    lines = [
         "## Size and compute",
         "",
         "| | |",
@@ -77,9 +97,13 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
         lines.append(f"| cost | {plan.cost:,.0f} |")
     if plan.budget_flops is not None:
         lines.append(f"| budget | {human(plan.budget_flops, 'flops')} FLOPs |")
+    return lines
+
+
+def _optimum_section(plan: Plan) -> list[str]:
     opt, fit = plan.optimal, plan.optimal_fit
     caveat = FITTED_LOSS_CAVEAT if fit.get("path") else LOSS_CAVEAT
-    lines += [
+    lines = [
         "",
         f"## Compute-optimal for {human(opt['flops'], 'flops')} FLOPs (C = 6ND)",
         "",
@@ -109,6 +133,12 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
         f"{fit['loss']:.3f}. "
         f"{caveat}",
         "",
+    ]
+    return lines
+
+
+def _memory_section(memory) -> list[str]:  # noqa: ANN001 - training.plan.memory.Memory
+    lines = [
         "## Memory per GPU",
         "",
         f"{memory.strategy} over {memory.gpus} GPU(s), precision {memory.precision}, micro-batch "
@@ -129,40 +159,47 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
             f"Cheapest change that fits (same estimate, activations included where shown): {memory.suggestion}.",
             "",
         ]
-    if plan.data.get("unique_tokens") is not None:
-        epochs = plan.data["epochs"]
-        lines += [
-            "## Data",
-            "",
-            f"{human(plan.data['unique_tokens'])} unique tokens available; the plan reads them {epochs:.2f} times"
-            f"{' — data-limited' if plan.data_limited else ''}.",
-            "",
-        ]
-        routed = plan.data.get("routed_tokens") or {}  # origin -> target -> tokens (classify mode route)
-        if routed:
-            mined = [
-                f"{human(n)} from {o} into {t}" for o, targets in sorted(routed.items()) for t, n in targets.items()
-            ]
-            lines += [f"Of these, mined from crawls by a classifier (routed): {'; '.join(mined)}.", ""]
-    if plan.domain:
-        d = plan.domain
-        lines += [
-            "## Domain-adaptive training",
-            "",
-            f"- continued tokens: {human(d['continued_tokens'])} = {d['share_of_base']:.1%} of the base model's "
-            f"{human(d['base_tokens'])} ({d['base_tokens_per_param']:.0f} tokens/param)",
-            f"- general-data replay: {d['replay_share'][0]:.0%}–{d['replay_share'][1]:.0%} of the mix "
-            f"({human(d['replay_tokens'][0])}–{human(d['replay_tokens'][1])} tokens)",
-            f"- learning rate: {d['learning_rate']}",
-            f"- {d['ladder']}",
-            "",
-        ]
-    if png:
-        lines += ["## Where the plan sits", "", f"![plan]({png})", ""]
-    notes = [n for n in plan.notes if n not in (LOSS_CAVEAT, FITTED_LOSS_CAVEAT)]
-    if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    return "\n".join(lines)
+    return lines
+
+
+def _data_section(plan: Plan) -> list[str]:
+    """The data section (unique tokens, epochs): one place for what the plan says about the data."""
+    if plan.data.get("unique_tokens") is None:
+        return []
+    epochs = plan.data["epochs"]
+    return [
+        "## Data",
+        "",
+        f"{human(plan.data['unique_tokens'])} unique tokens available; the plan reads them {epochs:.2f} times"
+        f"{' — data-limited' if plan.data_limited else ''}.",
+        "",
+    ] + _routed_lines(plan)
+
+
+def _routed_lines(plan: Plan) -> list[str]:
+    """What a classifier mined from crawls into the domain sources (classify mode route), if anything."""
+    routed = plan.data.get("routed_tokens") or {}  # origin -> target -> tokens
+    if not routed:
+        return []
+    mined = [f"{human(n)} from {o} into {t}" for o, targets in sorted(routed.items()) for t, n in targets.items()]
+    return [f"Of these, mined from crawls by a classifier (routed): {'; '.join(mined)}.", ""]
+
+
+def _domain_section(plan: Plan) -> list[str]:
+    if not plan.domain:
+        return []
+    d = plan.domain
+    return [
+        "## Domain-adaptive training",
+        "",
+        f"- continued tokens: {human(d['continued_tokens'])} = {d['share_of_base']:.1%} of the base model's "
+        f"{human(d['base_tokens'])} ({d['base_tokens_per_param']:.0f} tokens/param)",
+        f"- general-data replay: {d['replay_share'][0]:.0%}–{d['replay_share'][1]:.0%} of the mix "
+        f"({human(d['replay_tokens'][0])}–{human(d['replay_tokens'][1])} tokens)",
+        f"- learning rate: {d['learning_rate']}",
+        f"- {d['ladder']}",
+        "",
+    ]
 
 
 def plot_plan(plan: Plan, path: str | Path) -> Path:
