@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from pipeline.redact import DEFAULT_PLACEHOLDERS
-from tests.test_curate_run import recipe_file, run_curation
+from tests.helpers.curate import recipe_file, run_curation
 
 PLACEHOLDER = re.compile("|".join(map(re.escape, DEFAULT_PLACEHOLDERS.values())))
 

@@ -24,7 +24,7 @@ import yaml
 from pipeline.base import REDACTION_MARGIN, SNIPPET_CHARS, drop_row, redacted_snippet
 from pipeline.redact import PIIRedactor, redact_url
 from pipeline.stages.pii import PIIStage
-from tests.test_readers import response, write_warc
+from tests.helpers.warc import response, write_warc
 
 EMAIL = "jane.doe@example.com"
 CARD = "4111 1111 1111 1111"
@@ -322,31 +322,3 @@ def test_pii_stage_redacts_url_and_metadata_strings() -> None:
     assert doc.metadata["nested"]["n"] == 4111111111111111  # numbers are not text
     assert doc.metadata["file"] == "in/rows.jsonl" and doc.metadata["language"] == "en"
     assert doc.metadata["pii"]["email"] >= 3 and doc.metadata["pii"]["secret"] >= 4
-
-
-if __name__ == "__main__":  # PIIStage throughput with WARC metadata (docs/pii.md, "What is redacted, and where")
-    import copy
-    import tempfile
-    import time
-
-    from pipeline.readers.warc import WarcReader
-    from pipeline.sample import generate_sample
-    from pipeline.stages.extract import extract_resiliparse
-
-    folder = Path(tempfile.mkdtemp())
-    generate_sample(folder, seed=1, pages=600, warc_files=1, domain_docs=2)
-    pages = []
-    for page in WarcReader(str(folder / "crawl"), source="w").run():
-        if page.text and page.metadata.get("http_status") == 200 and page.metadata.get("format") == "html":
-            page.text = extract_resiliparse(page.text)
-            page.metadata.update(language="en", language_score=0.9)
-            pages.append(page)
-    best = float("inf")
-    for _ in range(5):
-        batch, stage = copy.deepcopy(pages), PIIStage()
-        stage.setup()
-        started = time.process_time()
-        for page in batch:
-            stage.process(page)
-        best = min(best, time.process_time() - started)
-    print(f"PIIStage: {len(pages)} pages, {len(pages) / best:,.0f} documents per CPU-second (best of 5)")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_curate_run import kept_documents, recipe_file, run_curation
+from tests.helpers.curate import kept_documents, recipe_file, run_curation
 
 ray = pytest.importorskip("ray")
 

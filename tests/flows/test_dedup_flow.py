@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from tests.test_dedup_helpers import Words, read_drops, read_kept, write_curated
+from tests.helpers.dedup import Words, read_drops, read_kept, write_curated
 
 
 def _latest_artifact(key: str) -> str:

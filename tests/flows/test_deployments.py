@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_prefect_yaml_has_no_environment_templates_and_every_entrypoint_loads() -> None:

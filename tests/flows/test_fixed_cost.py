@@ -17,7 +17,7 @@ import yaml
 
 from pipeline.config import load_recipe
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _jsonl(path: Path, count: int, text: str = "A short note that a person wrote about the weather today.") -> Path:

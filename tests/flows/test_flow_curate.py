@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_curate_flow_with_input_override(tmp_path: Path, prefect_harness) -> None:

@@ -14,7 +14,7 @@ from pipeline.layout import RunDirError, RunLayout
 from pipeline.run import prepare_run_dir
 from pipeline.tokenize.config import TokenizeConfig
 from pipeline.tokenize.run import TokenizeError
-from tests.test_tokenize import write_run
+from tests.helpers.tokenize import write_run
 
 
 def recipe_into(output: Path, data: Path) -> Recipe:
@@ -105,7 +105,7 @@ def test_curate_cli_refuses_before_prefect_starts(tmp_path: Path, monkeypatch: p
     (user / "important" / "data.txt").write_text("keep me", encoding="utf-8")
     data = tmp_path / "in.txt"
     data.write_text("Some text a person wrote.\n", encoding="utf-8")
-    recipe = Path(__file__).parents[1] / "configs" / "domain.yaml"
+    recipe = Path(__file__).parents[2] / "configs" / "domain.yaml"
     args = ["curate", str(recipe), "--input", str(data), "--output", str(user), "--overwrite"]
     refused = runner.invoke(app, args)
     assert refused.exit_code == 2 and "refusing to overwrite" in refused.output
@@ -180,7 +180,7 @@ def test_a_successful_curate_prints_no_traceback_even_when_the_server_is_down(tm
     docs.mkdir()
     (docs / "a.txt").write_text("A short note that a person wrote about the weather today.\n", encoding="utf-8")
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
-    recipe = Path(__file__).parents[1] / "configs" / "domain.yaml"
+    recipe = Path(__file__).parents[2] / "configs" / "domain.yaml"
     command = [sys.executable, "-m", "flows.cli", "curate", str(recipe), "--input", str(docs)]
     done = subprocess.run(
         [*command, "--output", str(tmp_path / "run")], capture_output=True, text=True, env=env, check=False
@@ -284,7 +284,7 @@ def test_kill_9_of_a_curate_run_leaves_no_process_behind(tmp_path: Path) -> None
     from pipeline.sample import generate_sample
 
     generate_sample(tmp_path / "s", seed=2, pages=600, warc_files=3, domain_docs=2)
-    recipe = Path(__file__).parents[1] / "configs" / "web.yaml"
+    recipe = Path(__file__).parents[2] / "configs" / "web.yaml"
     command = [sys.executable, "-m", "flows.cli", "curate", str(recipe), "--input", str(tmp_path / "s" / "crawl")]
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
     env.pop("PREFECT_API_URL", None)

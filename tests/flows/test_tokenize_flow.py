@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.test_tokenize import write_run
+from tests.helpers.tokenize import write_run
 
 
 def test_tokenize_flow_takes_the_mix_from_the_recipe(tmp_path: Path, prefect_harness) -> None:

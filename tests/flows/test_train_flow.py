@@ -9,7 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tests.test_train import SHRINK, make_shards
+from tests.helpers.train import SHRINK, make_shards
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from pipeline.curate import curate_source
 from pipeline.report import curation_warnings
 from pipeline.run import prepare_run_dir, resolve_run, write_curation_report
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOMAIN = REPO / "configs" / "domain.yaml"
 MODULES = ["json", "textwrap", "difflib", "calendar", "gzip", "csv", "argparse", "logging", "tarfile", "sched"]
 

@@ -4,55 +4,17 @@ code on text no one here wrote: the Language Reference topics pydoc ships (posit
 from __future__ import annotations
 
 import gzip
-import importlib
-import inspect
 import json
 import pickle
-from pathlib import Path
 
 import pytest
 import yaml
 from datatrove.data import Document
 
-from pipeline.classify.data import flatten
-from pipeline.classify.model import ClassifierError, Hyperparameters, train_classifier
+from pipeline.classify.model import ClassifierError
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate import build_stages
 from pipeline.stages.classify import ClassifierConfig, ClassifyStage
-
-
-def chunks(text: str, size: int = 1500) -> list[str]:
-    out, current = [], ""
-    for block in text.split("\n\n"):
-        current = f"{current}\n\n{block}" if current else block
-        if len(current) >= size:
-            out.append(current)
-            current = ""
-    return out
-
-
-@pytest.fixture(scope="module")
-def model(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
-    from pydoc_data.topics import topics
-
-    names = sorted(topics)
-    prose = [p for n in names for p in chunks(topics[n])]
-    code = [
-        p
-        for m in ("argparse", "calendar", "csv", "difflib", "enum", "gettext", "shlex", "pathlib", "zipfile")
-        for p in chunks(inspect.getsource(importlib.import_module(m)))
-    ]
-    train_pos, test_pos = prose[::2], prose[1::2]
-    train_neg, test_neg = code[::2], code[1::2]
-    path = tmp_path_factory.mktemp("model") / "reference.bin"
-    train_classifier(
-        [flatten(t) for t in train_pos],
-        [flatten(t) for t in train_neg],
-        path,
-        label="reference",
-        params=Hyperparameters(epoch=25, bucket=100_000),
-    )
-    return path, test_pos, test_neg
 
 
 def test_annotate_keeps_everything_and_writes_scores(model):

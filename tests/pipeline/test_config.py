@@ -7,7 +7,7 @@ import yaml
 
 from pipeline.config import RecipeError, load_recipe
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path: Path, data: dict) -> Path:

@@ -24,26 +24,7 @@ from pipeline.stages.decontaminate import (
     normalize_words,
     word_spans,
 )
-
-
-def topic_corpus() -> tuple[list[str], list[str]]:
-    """(eval sentences of >= 6 words from the even topics, ~2 KB documents from the odd topics)."""
-    from pydoc_data.topics import topics
-
-    names = sorted(topics)
-    items = []
-    for name in names[::2]:
-        for sentence in re.split(r"(?<=[.?!])\s+", " ".join(topics[name].split())):
-            if len(sentence.split()) >= 6:
-                items.append(sentence)
-    text = "\n\n".join(topics[name] for name in names[1::2])
-    docs, start = [], 0
-    while start < len(text) - 1024:
-        end = text.find(" ", start + 2048)
-        end = len(text) if end < 0 else end
-        docs.append(text[start:end])
-        start = end + 1
-    return list(dict.fromkeys(items)), docs
+from tests.helpers.text import topic_corpus
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.dedup import DedupConfig, dedup_report_md, run_dedup
 from pipeline.dedup.index import DedupIndexError
-from tests.test_dedup_helpers import Words, local_factory, read_drops, read_kept, write_curated
+from tests.helpers.dedup import Words, local_factory, read_drops, read_kept, write_curated
 
 
 def _crawls() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

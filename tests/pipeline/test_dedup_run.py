@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.dedup import DedupConfig, dedup_report_md, run_dedup
 from pipeline.dedup.cluster import DedupStateError
-from tests.test_dedup_helpers import Words, local_factory, read_drops, read_kept, write_curated
+from tests.helpers.dedup import Words, local_factory, read_drops, read_kept, write_curated
 
 PRIORITY = {"web": 0, "finance": 10}
 
@@ -128,7 +128,7 @@ KILL_SCRIPT = textwrap.dedent(
     import os, signal, sys
     from pipeline.dedup import DedupConfig, run_dedup
     from pipeline.dedup.filter import DedupFilterStep
-    from tests.test_dedup_helpers import local_factory
+    from tests.helpers.dedup import local_factory
 
     original = DedupFilterStep.run
 
@@ -172,7 +172,7 @@ def test_killed_run_resumes_to_the_same_result(tmp_path: Path, monkeypatch: pyte
     assert sorted(os.listdir(logs / "signatures" / "completions")) == ["00000", "00001"]
 
     # 2. SIGKILL in rank 3 of the filter stage, in a separate process
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     log = tmp_path / "killed.log"
     with open(log, "wb") as out:  # a file, not a pipe: the executor's manager process outlives the kill
         child = subprocess.Popen(

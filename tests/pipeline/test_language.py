@@ -1,6 +1,7 @@
 """Language stage: fastText lid.176.ftz per paragraph with a document vote, keep list and thresholds, model errors.
 
-Run ``python tests/test_language.py`` for accuracy and throughput (paragraphs and 2 KB documents per CPU-second).
+Run ``python benchmarks/stage_bench.py language`` for accuracy and throughput (paragraphs, 2 KB documents per
+CPU-second).
 """
 
 from __future__ import annotations
@@ -20,11 +21,7 @@ from pipeline.stages.language import (
     resolve_model_path,
 )
 from pipeline.text import lid_units
-
-try:
-    from tests.test_quality import ARTICLES
-except ModuleNotFoundError:  # run as a script: python tests/test_language.py
-    from test_quality import ARTICLES
+from tests.helpers.text import ARTICLES
 
 # one or two sentences per paragraph, written for these tests; twelve languages
 PARAGRAPHS: dict[str, list[str]] = {
@@ -281,44 +278,3 @@ def test_config_rejects_empty_keep_list_and_bad_thresholds() -> None:
         LanguageConfig(keep=[])
     with pytest.raises(ValidationError, match="out of range for: de"):
         LanguageConfig(min_score_by_language={"de": 1.5})
-
-
-# ---------------------------------------------------------------- throughput (python tests/test_language.py)
-
-
-def _throughput() -> tuple[float, float]:
-    import random
-    import time
-
-    stage = LanguageStage(LanguageConfig(keep=None))
-    stage.setup()
-    rng = random.Random(0)
-    paragraphs = [p for paras in PARAGRAPHS.values() for p in paras]
-    units = [rng.choice(paragraphs) for _ in range(50_000)]
-    start = time.process_time()
-    stage.predict(units)
-    per_paragraph = len(units) / (time.process_time() - start)
-
-    docs = []
-    for i in range(3000):
-        lang = rng.choice(sorted(PARAGRAPHS))
-        text = ""
-        while len(text.encode()) < 2048:
-            text += rng.choice(PARAGRAPHS[lang]) + ("\n" if rng.random() < 0.7 else " ")
-        docs.append(Document(text=text, id=str(i)))
-    start = time.process_time()
-    for i in range(0, len(docs), stage.batch_size):
-        stage.process_batch(docs[i : i + stage.batch_size])
-    per_doc = len(docs) / (time.process_time() - start)
-    return per_paragraph, per_doc
-
-
-if __name__ == "__main__":
-    lid = LanguageStage(LanguageConfig(keep=None, min_score=0.0))
-    accuracy, wrong = paragraph_accuracy(lid)
-    print(f"paragraph accuracy: {accuracy:.1%} on {sum(map(len, PARAGRAPHS.values()))} paragraphs; wrong: {wrong}")
-    docs = [Document(text=t, id=lang) for lang, t in ARTICLES.items()]
-    lid.process_batch(docs)
-    print("document accuracy:", sum(d.metadata["language"] == d.id for d in docs), "/", len(docs))
-    per_paragraph, per_doc = _throughput()
-    print(f"fastText lid.176.ftz: {per_paragraph:,.0f} paragraphs/CPU-s; stage: {per_doc:,.0f} docs (2 KB)/CPU-s")

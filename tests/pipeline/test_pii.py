@@ -1,6 +1,6 @@
 """PII stage: recall on generated values, zero hits on decoys, configuration, determinism, pipeline run.
 
-Run ``python tests/test_pii.py`` for the throughput figure (docs per CPU-second on ~1 KB documents).
+Run ``python benchmarks/stage_bench.py pii`` for the throughput figure (docs per CPU-second on ~1 KB documents).
 """
 
 from __future__ import annotations
@@ -506,57 +506,3 @@ def test_runs_inside_a_datatrove_pipeline(tmp_path) -> None:
 
     assert total(pii_stats["in"]) == total(pii_stats["kept"]) == len(docs)
     assert sum(total(v) for k, v in pii_stats.items() if k.startswith("pii_")) == len(docs)
-
-
-# --------------------------------------------------------------------------------------------------
-# throughput (not a test: ``python tests/test_pii.py``)
-# --------------------------------------------------------------------------------------------------
-
-
-PROSE_WORDS = (
-    "the of and to in a is that for it as was with be by on not this are or from at which but have an they you "
-    "were her she there been one all we their has would when if so no will can more about said what out up into "
-    "them some could other than then now only its time like over also new these two may first after any most"
-)
-
-
-def benchmark_docs(n: int = 3000, seed: int = 0) -> list[str]:
-    """~1 KB web-like documents: prose, ordinary numbers in 40 % of sentences, PII in ~3 %."""
-    rng = random.Random(seed)
-    words = PROSE_WORDS.split()
-    numbers = ["2024-03-15", "15.03.2024", "$1,299.99", "€45.00", "v2.13.0", "3.11.7", "45 %", "1999", "12:30"]
-    numbers += ["Order #A-123456", "+3.2%", "10,000", "page 12", "ISBN 978-3-16-148410-0", "Python 3.11.7"]
-    pii = [GENERATORS[k](rng)[0] for k in sorted(GENERATORS) for _ in range(5)]
-    out = []
-    for _ in range(n):
-        parts, size = [], 0
-        while size < 1000:
-            sentence = " ".join(rng.choice(words) for _ in range(rng.randint(6, 18)))
-            if rng.random() < 0.4:
-                sentence += " " + rng.choice(numbers)
-            if rng.random() < 0.03:
-                sentence += " " + rng.choice(pii)
-            sentence = sentence.capitalize() + ". "
-            parts.append(sentence)
-            size += len(sentence)
-        out.append("".join(parts))
-    return out
-
-
-def benchmark(n: int = 3000) -> None:
-    import time
-
-    docs = benchmark_docs(n)
-    stage = PIIStage()
-    batch = [Document(text=t, id=str(i)) for i, t in enumerate(docs)]
-    start = time.process_time()
-    kept = sum(1 for _ in stage.run(iter(batch)))
-    elapsed = time.process_time() - start
-    replaced = sum(sum(d.metadata["pii"].values()) for d in batch)
-    mean_kb = sum(map(len, docs)) / len(docs) / 1000
-    print(f"PIIStage: {kept} docs of {mean_kb:.2f} KB in {elapsed:.2f} CPU-s = {kept / elapsed:,.0f} docs/CPU-s")
-    print(f"  {replaced} replacements")
-
-
-if __name__ == "__main__":
-    benchmark()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import pii_standards as S  # noqa: E402
 
 from pipeline.redact import DEFAULT_PLACEHOLDERS, PIIRedactor  # noqa: E402

@@ -33,7 +33,7 @@ from pipeline.config import load_recipe
 from pipeline.stages.quality import STOP_WORDS, QualityConfig, QualityStage
 from pipeline.text import NO_SPACE_LANGUAGES, normalize_text
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 MODULES = [
     "argparse", "base64", "bisect", "calendar", "collections", "contextlib", "copy", "csv", "dataclasses",

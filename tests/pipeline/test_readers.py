@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import random
 
@@ -12,52 +11,13 @@ import pytest
 from pipeline.config import ReaderOptions, SourceConfig
 from pipeline.readers import InputError, build_reader, detect_kind, split_path
 from pipeline.readers.warc import WarcReader
+from tests.helpers.warc import response, write_warc
 
 # ---------------------------------------------------------------------------------------------- helpers
 
 
 def html_page(i: int) -> bytes:
     return f"<html><body><h1>Page {i}</h1><p>Some text about topic {i}, café.</p></body></html>".encode()
-
-
-def response(url: str, body: bytes, content_type: str = "text/html; charset=utf-8", status: str = "200 OK", **hdrs):
-    return ("response", url, body, [("Content-Type", content_type), *hdrs.items()], status)
-
-
-def write_warc(path, records, gzipped: bool = True) -> list[int]:
-    """Write records with warcio; returns each record's start offset. Record ids are ``rec-<n>``."""
-    from warcio.statusandheaders import StatusAndHeaders
-    from warcio.warcwriter import WARCWriter
-
-    offsets = []
-    with open(path, "wb") as handle:
-        writer = WARCWriter(handle, gzip=gzipped)
-        for n, (kind, url, payload, headers, status) in enumerate(records):
-            offsets.append(handle.tell())
-            record_id = f"<urn:uuid:00000000-0000-0000-0000-{n:012d}>"
-            if kind == "warcinfo":
-                record = writer.create_warcinfo_record("test.warc", {"software": "tests"})
-            elif kind in ("response", "request"):
-                http = StatusAndHeaders(status or "GET / HTTP/1.1", headers, protocol="HTTP/1.1")
-                if kind == "request":
-                    http = StatusAndHeaders("GET / HTTP/1.1", headers, is_http_request=True)
-                record = writer.create_warc_record(
-                    url,
-                    kind,
-                    payload=io.BytesIO(payload),
-                    http_headers=http,
-                    warc_headers_dict={"WARC-Record-ID": record_id},
-                )
-            else:  # metadata / conversion: a plain block
-                record = writer.create_warc_record(
-                    url,
-                    kind,
-                    payload=io.BytesIO(payload),
-                    warc_content_type="text/plain",
-                    warc_headers_dict={"WARC-Record-ID": record_id},
-                )
-            writer.write_record(record)
-    return offsets
 
 
 def read_all(reader) -> list:

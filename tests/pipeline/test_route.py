@@ -27,7 +27,7 @@ from pipeline.config import RecipeError, load_recipe
 from pipeline.curate import curate_source
 from pipeline.run import account_all, prepare_run_dir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def chunks(text: str, size: int = 1500) -> list[str]:

@@ -111,7 +111,7 @@ def test_same_seed_gives_identical_content_and_another_seed_does_not(tmp_path):
     script = script.format(kwargs)
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     command = [sys.executable, "-c", script, str(tmp_path / "d")]
-    subprocess.run(command, check=True, env=env, cwd=Path(__file__).parents[1])
+    subprocess.run(command, check=True, env=env, cwd=Path(__file__).parents[2])
     assert _tree_digest(tmp_path / "d") == digest_a
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pipeline.tokenize.config import TokenizeConfig
-from tests.test_tokenize import decode_all, make_text, write_run
+from tests.helpers.tokenize import decode_all, make_text, write_run
 
 SMALL = {"vocab_size": 300, "tasks": 1, "workers": 1, "heldout_share": 0.0}
 

@@ -19,9 +19,8 @@ import yaml
 from pipeline.classify.top_percent import keep_count, run_top_percent
 from pipeline.config import load_recipe
 from pipeline.layout import RunLayout
-from tests.test_classify_stage import model  # noqa: F401 - the trained classifier fixture
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def read_docs(folder: Path) -> list[dict]:
@@ -201,7 +200,7 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
     from pipeline.run import curate_run
 
     sys.path.insert(0, str(REPO / "tests"))
-    from tests.test_decontaminate import topic_corpus
+    from tests.helpers.text import topic_corpus
 
     items, docs = topic_corpus()
     eval_path = tmp_path / "topics.jsonl"

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import flows  # noqa: F401  (hub offline)
 from flows.cli import app
-from tests.test_train import SHRINK
+from tests.helpers.train import SHRINK
 from training.ablate import AblateError, load_ablate_config, read_reference, reference_name, text_key, verdict
 
 TRAIN = {

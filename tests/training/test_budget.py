@@ -32,7 +32,7 @@ from training.budget import (
 from training.gpus import GIB, GPUS, get_gpu
 from training.models import ModelError, count_params, load_shape, preset_names
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Chinchilla Table 3: (params, FLOPs, tokens)
 TABLE3 = [

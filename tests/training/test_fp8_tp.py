@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 import flows  # noqa: F401  (hub offline)
-from tests.test_train import config, make_shards
+from tests.helpers.train import config, make_shards
 from training.budget import Hardware, PlanError, estimate_memory, tp_local_params
 from training.config import TrainConfigError, load_train_config
 from training.models import count_params, load_shape
 from training.parallel import accelerator_kwargs, fp8_module_filter, fp8_problems
 from training.train import run_training
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -122,13 +122,17 @@ def test_two_gloo_processes_train_the_split_model_like_the_whole_one(tmp_path) -
     """The TP pieces tokenmill adds (transformers' tp_plan, the mixed DTensor/Tensor grad clip, the fused AdamW
     groups) on two CPU processes, against the whole model in this process: same losses and grad norms. accelerate
     itself refuses a ParallelismConfig on CPU processes, which the worker records (why the CPU run is refused)."""
-    from tests.tp_worker import reference
+    from tests.training.tp_worker import reference
 
     out = tmp_path / "tp.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     done = subprocess.run(
-        [*command, str(ROOT / "tests" / "tp_worker.py"), str(out)], env=env, capture_output=True, text=True, timeout=300
+        [*command, str(ROOT / "tests" / "training" / "tp_worker.py"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(out.read_text(encoding="utf-8"))

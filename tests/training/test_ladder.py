@@ -16,8 +16,8 @@ import flows  # noqa: F401  (hub offline)
 import flows.end_to_end  # noqa: F401  (Prefect sets up its log handlers on import: here, not in CliRunner's stderr)
 from flows.cli import app
 from pipeline.tokenize.config import TokenizeConfig
-from tests.test_tokenize import write_run
-from tests.test_train import config as train_config
+from tests.helpers.tokenize import write_run
+from tests.helpers.train import config as train_config
 from training.checkpoint import step_dir
 from training.config import TrainConfigError
 from training.ladder import (
@@ -184,7 +184,7 @@ def test_dry_run_prices_the_gpu_ladder_without_training(shards: Path, tmp_path: 
 
 
 def test_the_gpu_ladder_config_plans_six_sizes_and_bad_configs_are_refused(shards: Path, tmp_path: Path) -> None:
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     args = ["scaling", "ladder", "--shards", str(shards), "--output", str(tmp_path / "o"), "--dry-run"]
     result = cli(*args, "--config", str(repo / "configs" / "ladder" / "gpu.yaml"))
     assert result.exit_code == 0, result.output

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.tokenize.config import TokenizeConfig
 from pipeline.tokenize.format import ShardError
-from tests.test_tokenize import write_run
+from tests.helpers.tokenize import write_run
 from training.data import ResumeError, ShardWindows, TorchWindows
 
 SEQ = 15

@@ -1,6 +1,6 @@
 """A few optimizer steps of a small Llama, whole or split by ``training.parallel.tensor_parallel``.
 
-``python -m torch.distributed.run --nproc_per_node 2 tests/tp_worker.py OUT.json`` runs the split model on gloo
+``python -m torch.distributed.run --nproc_per_node 2 tests/training/tp_worker.py OUT.json`` runs the split model on gloo
 (CPU) and, first, asks accelerate for a ``ParallelismConfig`` on these CPU processes (it refuses: the error is
 recorded). ``reference()`` runs the whole model in one process; test_fp8_tp compares the two.
 """
@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 STEPS = 4
 MAX_NORM = 0.5  # small enough that clipping acts on every step, so the clip itself is compared
