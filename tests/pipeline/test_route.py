@@ -2,7 +2,7 @@
 ``read + routed_in = kept + routed + dropped``, tokenize counts them under the target, a killed run resumes.
 
 The classifier is trained at run time on text no one here wrote: the Language Reference topics pydoc ships
-(positives) vs stdlib source code (negatives), as in tests/test_classify_stage.py."""
+(positives) vs stdlib source code (negatives), as in tests/pipeline/test_classify_stage.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Classify mode ``top_percent`` (the whole-run pass, ``pipeline.classify.top_percent``), the per-run eval index
 of ``decontaminate`` and the report sections / stage order of both. Real text: the Language Reference topics
-pydoc ships (positives) vs stdlib source code (negatives), as in tests/test_classify_stage.py."""
+pydoc ships (positives) vs stdlib source code (negatives), as in tests/pipeline/test_classify_stage.py."""
 
 from __future__ import annotations
 
