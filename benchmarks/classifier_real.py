@@ -74,10 +74,10 @@ def mine(tmp: str, negative_paths: list[str], epoch: int, seed: int, threshold: 
 
     from pipeline.classify.data import load_texts
     from pipeline.classify.model import Hyperparameters, train_classifier
-    from pipeline.config import load_recipe
     from pipeline.curate import curate_source
     from pipeline.progress import quiet_datatrove
     from pipeline.run import account_all, prepare_run_dir
+    from training.recipe import load_recipe
 
     rng = random.Random(seed)
     python_files = sorted(glob.glob(f"{PYTHON_HTML}/**/*.html", recursive=True))

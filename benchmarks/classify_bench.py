@@ -98,8 +98,8 @@ def top_percent_pass(stage, docs: list[str], tmp: str, files: int = 4) -> None: 
     import json
 
     from pipeline.classify.top_percent import run_top_percent
-    from pipeline.config import Recipe
     from pipeline.layout import RunLayout
+    from training.recipe import Recipe
 
     scores = stage.scores(docs)["pydoc"]
     recipe = Recipe.model_validate(

@@ -19,7 +19,6 @@ from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from pipeline.atomic import write_json_atomic
-from pipeline.config import Recipe
 from pipeline.layout import RunLayout
 from pipeline.run import (
     CurationSteps,
@@ -30,6 +29,7 @@ from pipeline.run import (
     resolve_run,
     run_tokenize_stage,
 )
+from training.recipe import Recipe, load_recipe
 
 
 @task(name="curate-source", task_run_name="curate-{source_name}")
@@ -132,7 +132,7 @@ def curate(
     """
     if output is None and output_root is not None:
         output = dated_output(output_root)
-    resolved = with_index(resolve_run(recipe, input, output, text_key, id_key), index)
+    resolved = with_index(resolve_run(load_recipe(recipe), input, output, text_key, id_key), index)
     with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
         return _curate_locked(resolved, overwrite, input, output_root, tokenize, corpus_manifest)
 

@@ -119,7 +119,7 @@ def dedup(
     settings: dict[str, Any] = {}
     priorities: dict[str, int] = {}
     if recipe:
-        from pipeline.config import load_recipe
+        from training.recipe import load_recipe
 
         loaded = load_recipe(recipe)
         stage = getattr(loaded.stages, "dedup", None)

@@ -22,10 +22,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from pipeline.config import Recipe
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
+from training.recipe import Recipe, load_recipe
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
@@ -185,7 +185,7 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
         routed = routed_section((results.get("curation") or {}).get("sources") or [], results["tokenize"])
         if routed is not None:  # classify mode route: the tokens each crawl contributed to each domain source
-            add_section(layout, "routed", *routed)
+            add_section(layout, "routed_tokens", *routed)  # beside curation's "routed" (documents), not over it
     if results.get("plan"):
         plan_md = (layout.root / "plan.md").read_text(encoding="utf-8") if (layout.root / "plan.md").exists() else ""
         # plan.md's "# Training plan: …" becomes this section's "## …", its sections "### …"
@@ -362,7 +362,7 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
     from pipeline.run import resolve_run
 
-    resolved = resolve_run(recipe, None, output)
+    resolved = resolve_run(load_recipe(recipe), None, output)
     with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
         return _pipeline_locked(resolved, force)
 

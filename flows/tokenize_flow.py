@@ -58,7 +58,7 @@ def tokenize(
     settings = dict(config or {})
     mix = dict(sources or {})
     if recipe:
-        from pipeline.config import load_recipe
+        from training.recipe import load_recipe
 
         loaded = load_recipe(recipe)
         recipe_hash = loaded.config_hash()

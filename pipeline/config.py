@@ -1,8 +1,12 @@
-"""Recipe models: a YAML recipe validated by pydantic.
+"""Curation recipe models: a YAML recipe validated by pydantic.
 
 Unknown keys and wrong types are errors; ``load_recipe`` turns pydantic's report into a
 ``RecipeError`` that names the file and the dotted field path (``sources.0.kind``).
 Each stage owns its config model in its own module; this file only assembles them.
+
+``CurationRecipe`` is what ``pipeline/`` reads. The sections that configure training (``plan:``, ``train:``,
+``ablate:``) are typed one level up, by ``training.recipe.Recipe(CurationRecipe)``, so that this package
+imports nothing from ``training/`` or ``flows/``.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -114,19 +118,19 @@ def _stage_models() -> dict[str, type[BaseModel]]:
     from pipeline.stages.language import LanguageConfig
     from pipeline.stages.pii import PIIConfig
     from pipeline.stages.quality import QualityConfig
+    from pipeline.stages.toxicity import ToxicityConfig
     from pipeline.tokenize.config import TokenizeConfig
-    from training.budget import PlanOptions
 
     return {
         "dedup": DedupConfig,
         "tokenize": TokenizeConfig,
-        "plan": PlanOptions,
         "extract": ExtractConfig,
         "language": LanguageConfig,
         "quality": QualityConfig,
         "pii": PIIConfig,
         "decontaminate": DecontaminateConfig,
         "classify": ClassifierConfig,
+        "toxicity": ToxicityConfig,
     }
 
 
@@ -137,9 +141,9 @@ QualityConfig = _models["quality"]
 PIIConfig = _models["pii"]
 DecontaminateConfig = _models["decontaminate"]
 ClassifierConfig = _models["classify"]
+ToxicityConfig = _models["toxicity"]
 DedupConfig = _models["dedup"]
 TokenizeConfig = _models["tokenize"]
-PlanOptions = _models["plan"]
 
 
 class StagesConfig(StrictModel):
@@ -150,6 +154,8 @@ class StagesConfig(StrictModel):
     quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
     #: fastText classifiers, in order (docs/classify.md); after quality, before decontaminate and PII
     classify: list[ClassifierConfig] | None = None  # type: ignore[valid-type]
+    #: off unless set (docs/toxicity.md; `toxicity: {}` for the defaults); after classify, before decontaminate
+    toxicity: ToxicityConfig | None = None  # type: ignore[valid-type]
     #: off unless the recipe names eval sets (docs/decontaminate.md); runs after quality, before PII
     decontaminate: DecontaminateConfig | None = None  # type: ignore[valid-type]
     pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]
@@ -178,14 +184,26 @@ class ReportConfig(StrictModel):
     )
 
 
-class Recipe(StrictModel):
+class CurationRecipe(StrictModel):
+    """What curation needs: sources, stages, executor, report; ``load_recipe``/``dump_recipe``/``config_hash``.
+
+    ``plan:``, ``train:`` and ``ablate:`` belong to training, so this model keeps them as opaque mappings:
+    a recipe written for ``tokenmill pipeline`` still loads here (pipeline-only callers, tests, benchmarks
+    of one stage) without ``pipeline/`` importing ``training/``. ``training.recipe.Recipe`` subclasses this
+    model and types them (``plan: PlanOptions``, ``train:`` checked as a ``TrainConfig``, ``ablate:`` as an
+    ``AblateConfig``); every command loads that one. Opaque rather than rejected, so no YAML that loads today
+    stops loading; opaque rather than dropped, so ``dump_recipe`` and ``config_hash`` still see them. The
+    hash of a recipe with a ``plan:`` section differs between the two models (the subclass fills in
+    ``PlanOptions``' defaults), which is why run directories are written through ``training.recipe``.
+    """
+
     name: str
     output_dir: str = Field(description="the run directory; relative paths are taken from the working directory")
     sources: list[SourceConfig] = Field(min_length=1)
     stages: StagesConfig = StagesConfig()
     executor: ExecutorConfig = ExecutorConfig()
     report: ReportConfig = Field(default=ReportConfig(), description="end-of-run warnings (docs/report.md)")
-    plan: PlanOptions | None = Field(default=None, description="budget-check options (docs/plan.md)")  # type: ignore[valid-type]
+    plan: dict[str, Any] | None = Field(default=None, description="budget-check options (docs/plan.md)")
     train: dict[str, Any] | None = Field(
         default=None, description="training options (docs/train.md); shards and output come from the run directory"
     )
@@ -194,40 +212,7 @@ class Recipe(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _ablate_section_validates(self) -> Recipe:
-        if self.ablate is not None:
-            from training.ablate import AblateError, load_ablate_config
-
-            try:
-                load_ablate_config(self.ablate)
-            except AblateError as error:
-                raise ValueError(str(error).split("\n", 1)[-1].strip()) from None
-        return self
-
-    @model_validator(mode="after")
-    def _train_section_validates(self) -> Recipe:
-        if self.train is not None:
-            self.train_config()
-        return self
-
-    def train_config(self, overrides: dict[str, Any] | None = None):
-        """The ``train:`` section as a ``TrainConfig`` reading this run's shards and writing ``<run>/train``."""
-        from training.config import TrainConfig
-
-        root = Path(self.output_dir)
-        data = {
-            "shards": str(root / "shards"),
-            "output": str(root / "train"),
-            **(self.train or {}),
-            **(overrides or {}),
-        }
-        try:
-            return TrainConfig.model_validate(data)
-        except ValidationError as error:
-            raise ValueError("; ".join(field_errors(error, "train"))) from None
-
-    @model_validator(mode="after")
-    def _unique_source_names(self) -> Recipe:
+    def _unique_source_names(self) -> CurationRecipe:
         names = [s.name for s in self.sources]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -235,7 +220,7 @@ class Recipe(StrictModel):
         return self
 
     @model_validator(mode="after")
-    def _source_overrides_validate(self) -> Recipe:
+    def _source_overrides_validate(self) -> CurationRecipe:
         for index, source in enumerate(self.sources):
             if source.stages:
                 try:
@@ -245,7 +230,7 @@ class Recipe(StrictModel):
         return self
 
     @model_validator(mode="after")
-    def _route_targets_exist(self) -> Recipe:
+    def _route_targets_exist(self) -> CurationRecipe:
         names = {s.name for s in self.sources}
         for index, source in enumerate(self.sources):
             if source.routed:
@@ -283,6 +268,9 @@ class Recipe(StrictModel):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+R = TypeVar("R", bound=CurationRecipe)
+
+
 def _deep_merge(base: Any, override: Any) -> Any:
     if isinstance(base, dict) and isinstance(override, dict):
         merged = dict(base)
@@ -300,26 +288,30 @@ def format_validation_error(error: ValidationError, origin: str) -> str:
     return "\n".join([f"{origin}: invalid recipe", *(f"  {line}" for line in field_errors(error))])
 
 
-def parse_recipe(data: Any, origin: str = "<recipe>") -> Recipe:
-    """Validate an already-loaded mapping; errors name ``origin`` and the field path."""
+def parse_recipe(data: Any, origin: str = "<recipe>", model: type[R] = CurationRecipe) -> R:
+    """Validate an already-loaded mapping as ``model``; errors name ``origin`` and the field path."""
     if not isinstance(data, dict):
         raise RecipeError(f"{origin}: a recipe must be a YAML mapping, got {type(data).__name__}")
     try:
-        return Recipe.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
         raise RecipeError(format_validation_error(error, origin)) from None
 
 
-def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Recipe:
-    """Read and validate a recipe file; ``overrides`` are merged on top (top-level keys)."""
+def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None, model: type[R] = CurationRecipe) -> R:
+    """Read and validate a recipe file as ``model``; ``overrides`` are merged on top (top-level keys).
+
+    The default model keeps ``plan:``/``train:``/``ablate:`` opaque; ``training.recipe.load_recipe`` passes
+    the subclass that types them.
+    """
     path = Path(path)
     data = read_yaml(path, RecipeError, "recipe file")
     if overrides and isinstance(data, dict):
         data = {**data, **overrides}
-    return parse_recipe(data, str(path))
+    return parse_recipe(data, str(path), model)
 
 
-def dump_recipe(recipe: Recipe, path: str | Path) -> None:
+def dump_recipe(recipe: CurationRecipe, path: str | Path) -> None:
     """Write the resolved recipe (every default filled in) with its hash."""
     payload = recipe.model_dump(mode="json")
     header = f"{RUN_HEADER}; config_hash: {recipe.config_hash()}\n"

@@ -1,6 +1,7 @@
 """Assemble a source's curation pipeline and the datatrove executor that runs it.
 
-read → [ledger] → extract → language → quality → [classify] → [decontaminate] → pii → write curated/<source>/ → [ledger]
+read → [ledger] → extract → language → quality → [classify] → [toxicity] → [decontaminate] → pii
+→ write curated/<source>/ → [ledger]
 
 With classify ``mode: route`` a route writer sits before the curated writer: the documents a classifier marked go
 to ``curated/<target>/routed-from-<source>/`` (pipeline.routing).
@@ -19,7 +20,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
 from pipeline.accounting import Ledger
-from pipeline.config import ExecutorConfig, Recipe, SourceConfig, StagesConfig
+from pipeline.config import CurationRecipe, ExecutorConfig, SourceConfig, StagesConfig
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 from pipeline.readers import build_reader
@@ -31,6 +32,7 @@ from pipeline.stages.extract import ExtractStage
 from pipeline.stages.language import LanguageStage
 from pipeline.stages.pii import PIIStage
 from pipeline.stages.quality import QualityStage
+from pipeline.stages.toxicity import ToxicityStage
 
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
@@ -43,6 +45,8 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
         steps.append(QualityStage(stages_cfg.quality, drops_dir=drops_dir))
     if stages_cfg.classify:
         steps.append(ClassifyStage(stages_cfg.classify, drops_dir=drops_dir))
+    if stages_cfg.toxicity is not None:
+        steps.append(ToxicityStage(stages_cfg.toxicity, drops_dir=drops_dir))
     if stages_cfg.decontaminate is not None:
         # before PII: redaction placeholders would break the eval passages' n-grams
         steps.append(DecontaminateStage(stages_cfg.decontaminate, drops_dir=drops_dir))
@@ -52,7 +56,7 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
 
 
 def build_source_pipeline(
-    recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
+    recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
 ) -> list[PipelineStep]:
     from datatrove.pipeline.writers import JsonlWriter
 
@@ -188,7 +192,7 @@ def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
     return factory
 
 
-CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "decontaminate", "pii")
+CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii")
 
 
 def input_files(reader: PipelineStep) -> int | None:
@@ -206,7 +210,7 @@ def input_files(reader: PipelineStep) -> int | None:
     return sum(1 for name in listing if accepts is None or accepts(name))
 
 
-def source_tasks(recipe: Recipe, reader: PipelineStep) -> int:
+def source_tasks(recipe: CurationRecipe, reader: PipelineStep) -> int:
     """Ranks for one source: ``executor.tasks``, but never more than the source has input files.
 
     Measured with ``benchmarks/fixed_cost.py``: a 20-document JSONL through ``configs/web.yaml``
@@ -217,7 +221,7 @@ def source_tasks(recipe: Recipe, reader: PipelineStep) -> int:
 
 
 def curation_fingerprint(
-    recipe: Recipe, source: SourceConfig, input_path: str | None = None, tasks: int | None = None
+    recipe: CurationRecipe, source: SourceConfig, input_path: str | None = None, tasks: int | None = None
 ) -> str:
     """What a source's curated output depends on: source, its stages, ranks, inputs, code.
 
@@ -278,7 +282,9 @@ def ensure_ray(address: str | None) -> None:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
 
 
-def curate_source(recipe: Recipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None) -> str:
+def curate_source(
+    recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
+) -> str:
     """Run one source's curation pipeline and return its fingerprint.
 
     Finished ranks are skipped on a rerun with the same fingerprint; a changed recipe, input or code

@@ -33,9 +33,20 @@ def funnel(account: SourceAccount) -> list[tuple[str, int]]:
     stages = [s for s in STAGE_ORDER if s not in OPTIONAL_STAGES or s in account.dropped] + extra_stages
     remaining = account.read
     rows = [("read", remaining)]
+    if account.routed_in_total:  # documents other sources' classifiers routed in (classify mode route)
+        remaining += account.routed_in_total
+        rows.append(("routed in", remaining))
+    routing_out = account.routed_total
     for stage in stages:
+        if routing_out and stage == "dedup":  # routed documents leave at the end of curation, before dedup
+            remaining -= routing_out
+            rows.append(("routed out", remaining))
+            routing_out = 0
         remaining -= sum(account.dropped.get(stage, {}).values())
         rows.append((f"after {stage}", remaining))
+    if routing_out:
+        remaining -= routing_out
+        rows.append(("routed out", remaining))
     return rows
 
 
@@ -124,7 +135,9 @@ def stage_rows(account: SourceAccount) -> list[dict[str, Any]]:
     rows, previous = [], account.read
     for label, remaining in funnel(account)[1:]:
         stage = label.removeprefix("after ")
-        rows.append({"stage": stage, "in": previous, "out": remaining, "dropped": previous - remaining})
+        # the routing rows move documents between sources: nothing is dropped there
+        dropped = 0 if label in ("routed in", "routed out") else previous - remaining
+        rows.append({"stage": stage, "in": previous, "out": remaining, "dropped": dropped})
         previous = remaining
     return rows
 
@@ -410,7 +423,7 @@ def _scan_kept(folders: list[Path], limit: int = MAX_DOCS_FOR_HISTOGRAMS):
     """The metadata of up to ``limit`` documents in ``folders`` (for the classify and decontamination sections)."""
     seen = 0
     for folder in folders:
-        for path in sorted(folder.glob("*.jsonl.gz")) if folder.is_dir() else []:
+        for path in sorted(folder.glob("**/*.jsonl.gz")) if folder.is_dir() else []:
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if seen >= limit:

@@ -8,11 +8,11 @@ import glob
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
-from pipeline.config import Recipe, RecipeError, dump_recipe, load_recipe
+from pipeline.config import CurationRecipe, RecipeError, dump_recipe
 from pipeline.curate import curate_source, executor_factory
 from pipeline.dedup.result import DedupResult, dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
@@ -24,14 +24,16 @@ from pipeline.readers.common import source_name_for
 from pipeline.report import add_section, curation_section, routed_section, write_report
 from pipeline.tokenize.config import TokenizeConfig
 
+R = TypeVar("R", bound=CurationRecipe)
+
 
 def recipe_for_input(
-    recipe: Recipe,
+    recipe: R,
     input_path: str | None,
     output_dir: str | None,
     text_key: str | None = None,
     id_key: str | None = None,
-) -> Recipe:
+) -> R:
     """The recipe's stages applied to one other input (kind detected from the path) and/or output.
 
     ``text_key``/``id_key`` (``curate --input X --text-key body``) become the input source's
@@ -56,27 +58,29 @@ def recipe_for_input(
         data["sources"] = [{"name": name, "kind": "auto", "path": str(input_path), "options": keys}]
     if output_dir is not None:
         data["output_dir"] = str(output_dir)
-    return Recipe.model_validate(data)
+    return type(recipe).model_validate(data)  # a training.recipe.Recipe stays one (its typed plan:/train:)
 
 
 def resolve_run(
-    recipe_path: str,
+    recipe: R,
     input_path: str | None = None,
     output_dir: str | None = None,
     text_key: str | None = None,
     id_key: str | None = None,
-) -> Recipe:
-    """Load a recipe, apply ``--input``/``--output`` and check every input: all that can fail on a user's typo.
+) -> R:
+    """Apply ``--input``/``--output`` to a loaded recipe and check every input: all that can fail on a typo.
 
     The CLI calls this before Prefect starts (a missing recipe is reported in well under a second, not after
     a server start and a traceback); the flows call it again, since a deployment run has no CLI in front.
+    The caller loads the recipe (``training.recipe.load_recipe`` in every command), so the result keeps its
+    class: curation alone never decides what ``plan:``/``train:`` mean.
     """
-    resolved = recipe_for_input(load_recipe(recipe_path), input_path, output_dir, text_key, id_key)
+    resolved = recipe_for_input(recipe, input_path, output_dir, text_key, id_key)
     preflight_sources(resolved)
     return resolved
 
 
-def preflight_sources(recipe: Recipe) -> None:
+def preflight_sources(recipe: CurationRecipe) -> None:
     """Fail before anything is written when a source's input is missing or holds nothing readable.
 
     Raises ``pipeline.readers.InputError`` naming the path, so no half-made run directory is left behind.
@@ -87,7 +91,7 @@ def preflight_sources(recipe: Recipe) -> None:
             build_reader(source)
 
 
-def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
+def prepare_run_dir(recipe: CurationRecipe, overwrite: bool = False) -> RunLayout:
     """Create the run directory and record the resolved recipe.
 
     A directory that already holds a run is resumed: each stage compares its own fingerprint and clears
@@ -113,13 +117,13 @@ def prepare_run_dir(recipe: Recipe, overwrite: bool = False) -> RunLayout:
     return layout
 
 
-def account_all(recipe: Recipe, layout: RunLayout) -> list[SourceAccount]:
+def account_all(recipe: CurationRecipe, layout: RunLayout) -> list[SourceAccount]:
     accounts = [account_source(layout, source.name) for source in recipe.sources]
     check_accounts(accounts)
     return accounts
 
 
-def run_whole_run_passes(recipe: Recipe, layout: RunLayout) -> dict[str, Any] | None:
+def run_whole_run_passes(recipe: CurationRecipe, layout: RunLayout) -> dict[str, Any] | None:
     """The text passes that need the whole run curated (and deduped): classify's ``top_percent`` cut today.
 
     Called first thing by ``write_curation_report``, the one step every entry point that curates shares
@@ -131,7 +135,7 @@ def run_whole_run_passes(recipe: Recipe, layout: RunLayout) -> dict[str, Any] | 
     return run_top_percent(recipe, layout)
 
 
-def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
+def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
 
     top_percent = run_whole_run_passes(recipe, layout)
@@ -153,7 +157,7 @@ def write_curation_report(recipe: Recipe, layout: RunLayout) -> dict:
 
 
 def model_stage_sections(
-    recipe: Recipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: dict[str, Any] | None
+    recipe: CurationRecipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: dict[str, Any] | None
 ) -> dict[str, tuple[str, dict]]:
     """The report sections of the classify and decontaminate stages (when some source runs them)."""
     from pipeline.report import classify_markdown, classify_summary, decontamination_markdown, decontamination_summary
@@ -172,14 +176,14 @@ def model_stage_sections(
     return sections
 
 
-def source_mix(recipe: Recipe) -> dict[str, dict[str, float]]:
+def source_mix(recipe: CurationRecipe) -> dict[str, dict[str, float]]:
     """Each source's mixing weight and/or epochs, as the tokenize stage takes them."""
     return {
         s.name: {k: v for k, v in (("weight", s.weight), ("epochs", s.epochs)) if v is not None} for s in recipe.sources
     }
 
 
-def run_tokenize_stage(recipe: Recipe, layout: RunLayout, executor_factory=None) -> dict:
+def run_tokenize_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory=None) -> dict:
     """Tokenize the run's kept documents into ``shards/`` with the recipe's mix; return the manifest.
 
     ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor);
@@ -197,7 +201,7 @@ def run_tokenize_stage(recipe: Recipe, layout: RunLayout, executor_factory=None)
     )
 
 
-def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
+def run_dedup_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory):
     """Dedup the run's curated sources; restart the dedup stage when its inputs or settings changed.
 
     The dedup stage itself refuses to resume over changed inputs (safe when run alone); inside a run,
@@ -219,21 +223,21 @@ def run_dedup_stage(recipe: Recipe, layout: RunLayout, executor_factory):
     return run_dedup(str(layout.root), recipe.stages.dedup, priorities, executor_factory, restart=restart)
 
 
-def curate_one_source(recipe: Recipe, source_name: str, run_dir: str) -> str:
+def curate_one_source(recipe: CurationRecipe, source_name: str, run_dir: str) -> str:
     """Curate one source of ``recipe`` into ``run_dir``; its fingerprint (the ``curate-source`` task's body)."""
 
     source = next(s for s in recipe.sources if s.name == source_name)
     return curate_source(recipe, source, RunLayout.at(run_dir))
 
 
-def dedup_run_dir(recipe: Recipe, run_dir: str) -> dict[str, Any]:
+def dedup_run_dir(recipe: CurationRecipe, run_dir: str) -> dict[str, Any]:
     """Dedup every curated source of the run with the recipe's executor section (the ``dedup`` task's body)."""
 
     result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "dedup"))
     return result.model_dump(mode="json")
 
 
-def account_and_report(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
+def account_and_report(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
     """Check the accounts, write the report (with the dedup section); the curation summary (the task's body)."""
 
     layout = RunLayout.at(run_dir)
@@ -248,13 +252,13 @@ class CurationSteps:
     """The steps of a curation run as callables: plain calls by default; the Prefect flow passes its tasks
     (which call these same functions), so a CLI run without Prefect and a flow run do the same work."""
 
-    curate_source: Callable[[Recipe, str, str], str] = curate_one_source
-    dedup: Callable[[Recipe, str], dict[str, Any]] = dedup_run_dir
-    report: Callable[[Recipe, str, dict[str, Any] | None], dict] = account_and_report
+    curate_source: Callable[[CurationRecipe, str, str], str] = curate_one_source
+    dedup: Callable[[CurationRecipe, str], dict[str, Any]] = dedup_run_dir
+    report: Callable[[CurationRecipe, str, dict[str, Any] | None], dict] = account_and_report
 
 
 def curate_run(
-    recipe: Recipe, overwrite: bool = False, steps: CurationSteps | None = None, log: Any = None
+    recipe: CurationRecipe, overwrite: bool = False, steps: CurationSteps | None = None, log: Any = None
 ) -> tuple[RunLayout, dict, dict[str, Any] | None]:
     """Prepare the run directory, curate every source, dedup (when the recipe does), account and report.
 

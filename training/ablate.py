@@ -87,8 +87,6 @@ def load_ablate_config(data: dict[str, Any] | None, origin: str = "ablate") -> A
 def arm_recipe(recipe: Any, arm: str, out: Path) -> Any:
     """The recipe of one arm: curated = the recipe; raw = read + extract only. Both write into ``out/<arm>/run``
     and stop after curation (the ablation tokenizes and trains them itself)."""
-    from pipeline.config import Recipe
-
     data = recipe.model_dump(mode="json")
     data.update(output_dir=str(out / arm / "run"), plan=None, train=None, ablate=None)
     data["stages"]["tokenize"] = None
@@ -97,7 +95,7 @@ def arm_recipe(recipe: Any, arm: str, out: Path) -> Any:
         for source in data["sources"]:
             extract = (source.get("stages") or {}).get("extract")
             source["stages"] = {"extract": extract} if extract else None
-    return Recipe.model_validate(data)
+    return type(recipe).model_validate(data)  # the recipe's own class (training.recipe.Recipe)
 
 
 def curate_arm(recipe: Any) -> dict[str, Path]:

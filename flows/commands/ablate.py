@@ -40,6 +40,7 @@ def ablate_command(
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError
     from training.modeling import ModelSetupError
+    from training.recipe import load_recipe
     from training.train import GateError, TrainingDiverged
 
     def fail(message: str, code: int = 2) -> None:
@@ -47,7 +48,7 @@ def ablate_command(
         raise typer.Exit(code)
 
     try:
-        loaded = resolve_run(str(recipe))
+        loaded = resolve_run(load_recipe(recipe))
         settings = dict(loaded.ablate or {})
         settings["reference"] = [*settings.get("reference", []), *(str(p) for p in reference)]
         if seeds is not None:

@@ -45,10 +45,11 @@ def register(app: typer.Typer) -> None:
         from pipeline import progress
         from pipeline.layout import RunLayout
         from pipeline.run import curate_run, resolve_run
+        from training.recipe import load_recipe
 
         errors = FileNotFoundError  # a TokenmillError (recipe, input, run folder) goes to flows.cli's one handler
         try:  # a typo fails here, before Prefect (and its server) start
-            resolved = resolve_run(str(recipe), input, output, text_key, id_key)
+            resolved = resolve_run(load_recipe(recipe), input, output, text_key, id_key)
             RunLayout.at(resolved.output_dir).check_unlocked()  # another run on it: say so now, not in a flow
             if overwrite:
                 RunLayout.at(resolved.output_dir).check_clearable()

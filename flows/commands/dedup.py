@@ -71,7 +71,8 @@ def register(app: typer.Typer) -> None:
 
         from flows.runtime import PREFECT_MODES, console, prefect_backend
         from pipeline import progress
-        from pipeline.config import RecipeError, load_recipe
+        from pipeline.config import RecipeError
+        from training.recipe import load_recipe
 
         settings: dict = {}
         priorities: dict[str, int] = {}

@@ -88,8 +88,8 @@ def maybe_ablate(recipe_path: str, console) -> str | None:
     configs/demo.yaml: 25 s more on two cores); print the table."""
     from pathlib import Path
 
-    from pipeline.config import load_recipe
     from training.ablate import load_ablate_config, render_report, run_ablation
+    from training.recipe import load_recipe
 
     recipe = load_recipe(recipe_path)
     settings = load_ablate_config(recipe.ablate)

@@ -20,9 +20,10 @@ def register(app: typer.Typer) -> None:
         from flows.runtime import ensure_prefect_backend
         from pipeline.layout import RunLayout
         from pipeline.run import resolve_run
+        from training.recipe import load_recipe
 
         try:  # a typo or a folder another run holds fails here, before Prefect (and its server) start
-            RunLayout.at(resolve_run(recipe, None, output).output_dir).check_unlocked()
+            RunLayout.at(resolve_run(load_recipe(recipe), None, output).output_dir).check_unlocked()
         except FileNotFoundError as error:  # a TokenmillError goes to flows.cli's one handler
             print_error(str(error))
             raise typer.Exit(2) from None

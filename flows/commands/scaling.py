@@ -125,7 +125,7 @@ def ladder_command(
         if recipe is not None:
             if gpu_hours or flops or (gpu and not dry_run):
                 fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
-            from pipeline.config import load_recipe
+            from training.recipe import load_recipe
 
             loaded = load_recipe(recipe)
             shards = Path(loaded.output_dir) / "shards"

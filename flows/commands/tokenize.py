@@ -60,9 +60,10 @@ def tokenize(
     from rich.console import Console
 
     from pipeline import progress
-    from pipeline.config import RecipeError, load_recipe
+    from pipeline.config import RecipeError
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
+    from training.recipe import load_recipe
 
     console = Console(stderr=True)
     if tokenizer is not None and vocab_size is not None:

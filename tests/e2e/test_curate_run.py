@@ -54,7 +54,7 @@ KILLER = textwrap.dedent(
     import os, signal, sys
     from datatrove.pipeline.base import PipelineStep
     import pipeline.curate as curate_mod
-    from pipeline.config import load_recipe
+    from training.recipe import load_recipe
     from pipeline.run import prepare_run_dir
 
     class KillAt(PipelineStep):

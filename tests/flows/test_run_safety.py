@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import Recipe
+from pipeline.config import CurationRecipe
 from pipeline.layout import RunDirError, RunLayout
 from pipeline.run import prepare_run_dir
 from pipeline.tokenize.config import TokenizeConfig
@@ -17,10 +17,10 @@ from pipeline.tokenize.run import TokenizeError
 from tests.helpers.tokenize import write_run
 
 
-def recipe_into(output: Path, data: Path) -> Recipe:
+def recipe_into(output: Path, data: Path) -> CurationRecipe:
     data.mkdir(parents=True, exist_ok=True)
     (data / "a.txt").write_text("some text\n", encoding="utf-8")
-    return Recipe.model_validate(
+    return CurationRecipe.model_validate(
         {"name": "t", "output_dir": str(output), "sources": [{"name": "d", "kind": "folder", "path": str(data)}]}
     )
 

@@ -46,7 +46,7 @@ def write_rows(path: Path, text_field: str) -> None:
 
 
 def curate_in_process(input_path: Path, output: Path, **keys) -> tuple[dict, Path]:
-    recipe = resolve_run(str(DOMAIN), str(input_path), str(output), **keys)
+    recipe = resolve_run(load_recipe(DOMAIN), str(input_path), str(output), **keys)
     recipe = recipe.model_copy(update={"executor": recipe.executor.model_copy(update={"tasks": 1, "workers": 1})})
     layout = prepare_run_dir(recipe)
     for source in recipe.sources:
@@ -94,7 +94,7 @@ def test_text_key_without_input_is_a_user_error(tmp_path: Path) -> None:
     from flows.cli import app
 
     with pytest.raises(RecipeError, match="--input"):
-        resolve_run(str(DOMAIN), None, str(tmp_path / "run"), text_key="body")
+        resolve_run(load_recipe(DOMAIN), None, str(tmp_path / "run"), text_key="body")
     result = CliRunner().invoke(app, ["curate", str(DOMAIN), "--text-key", "body", "--output", str(tmp_path / "r")])
     assert result.exit_code == 2 and "--text-key/--id-key apply to --input" in result.output
     assert "Traceback" not in result.output

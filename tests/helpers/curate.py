@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.config import load_recipe
 from pipeline.curate import curate_source
 from pipeline.report import curation_section, write_report
 from pipeline.run import account_all, prepare_run_dir
+from training.recipe import load_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import RecipeError, load_recipe
+from pipeline.config import RecipeError
+from training.recipe import load_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -109,7 +110,7 @@ def test_readme_recipe_example_validates() -> None:
     readme = (REPO / "README.md").read_text()
     start = readme.index("```yaml\nname: web") + len("```yaml\n")
     recipe = yaml.safe_load(readme[start : readme.index("```", start)])
-    from pipeline.config import parse_recipe
+    from training.recipe import parse_recipe
 
     parsed = parse_recipe(recipe, "README.md")
     assert parsed.stages.dedup is not None and parsed.train_config().max_tokens == 22e9

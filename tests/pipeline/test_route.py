@@ -144,6 +144,15 @@ def test_routing_balances_with_two_sources(tmp_path: Path, corpus, target_kind: 
     assert sum(d["id"].startswith("prose") for d in routed) >= 8
     own = read_jsonl(layout.curated("web"), "*.jsonl.gz")
     assert len(own) == web.kept_final and all("routed_to" not in d["metadata"] for d in own)
+    # the funnel moves routed documents between sources and never goes negative; it ends at what each kept
+    from pipeline.report import funnel, stage_rows
+
+    web_rows, mined_rows = funnel(web), funnel(mined)
+    assert ("routed out", web.kept_final) in web_rows and web_rows[-1] == ("routed out", web.kept_final)
+    assert mined_rows[:2] == [("read", mined.read), ("routed in", mined.read + web.routed_total)]
+    assert mined_rows[-1][1] == mined.kept_final and min(n for _, n in mined_rows) >= 0
+    routing = [r for r in stage_rows(web) + stage_rows(mined) if r["stage"].startswith("routed")]
+    assert len(routing) == 2 and all(r["dropped"] == 0 for r in routing)
     # a document missing from the target's folder is caught: the origin's count no longer matches what is there
     from pipeline.accounting import AccountingError
 

@@ -301,7 +301,8 @@ def test_recipe_plan_section_takes_a_fit_relative_to_the_file(tmp_path: Path) ->
     payload = plan_json(str(recipe))
     assert payload["optimal_fit"]["path"] == str(tmp_path / "fit.json")
     # the same option in a pipeline recipe validates the file when the recipe is loaded
-    from pipeline.config import RecipeError, parse_recipe
+    from pipeline.config import RecipeError
+    from training.recipe import parse_recipe
 
     base = {"name": "r", "output_dir": str(tmp_path / "run"), "sources": [{"name": "s", "path": str(tmp_path)}]}
     parsed = parse_recipe({**base, "plan": {"fit": str(tmp_path / "fit.json")}})
