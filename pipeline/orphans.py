@@ -1,6 +1,6 @@
 """Processes a run forks must not outlive it: a SIGKILLed CLI otherwise leaves them running.
 
-Measured (``tests/test_run_safety.py::test_kill_9_of_a_curate_run_leaves_no_process_behind``): after
+Measured (``tests/flows/test_run_safety.py::test_kill_9_of_a_curate_run_leaves_no_process_behind``): after
 ``kill -9`` of ``tokenmill curate`` the ``multiprocess`` manager that datatrove's local executor forks kept
 serving on its socket, re-parented to init — and, forked while the run held its directory's lock, it kept
 that lock's file open, so the next run on the folder was refused as "in use". Processes started by

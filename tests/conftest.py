@@ -1,5 +1,9 @@
 """Shared fixtures. Telemetry and hub access are off for every test."""
 
+import importlib
+import inspect
+from pathlib import Path
+
 import pytest
 
 from pipeline.env import offline
@@ -14,3 +18,32 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
+    """A fastText classifier trained on reference prose vs stdlib source: (path, held-out prose, held-out code)."""
+    from pydoc_data.topics import topics
+
+    from pipeline.classify.data import flatten
+    from pipeline.classify.model import Hyperparameters, train_classifier
+    from tests.helpers.text import chunks
+
+    names = sorted(topics)
+    prose = [p for n in names for p in chunks(topics[n])]
+    code = [
+        p
+        for m in ("argparse", "calendar", "csv", "difflib", "enum", "gettext", "shlex", "pathlib", "zipfile")
+        for p in chunks(inspect.getsource(importlib.import_module(m)))
+    ]
+    train_pos, test_pos = prose[::2], prose[1::2]
+    train_neg, test_neg = code[::2], code[1::2]
+    path = tmp_path_factory.mktemp("model") / "reference.bin"
+    train_classifier(
+        [flatten(t) for t in train_pos],
+        [flatten(t) for t in train_neg],
+        path,
+        label="reference",
+        params=Hyperparameters(epoch=25, bucket=100_000),
+    )
+    return path, test_pos, test_neg

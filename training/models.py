@@ -7,7 +7,7 @@ training stage builds ``LlamaConfig(**yaml)`` from the same file the plan counte
 Why count by hand instead of instantiating the model: instantiating needs torch (this module must import
 without it) and allocates every weight (28 GB in fp32 for a 7B model). The count below follows the
 Llama module layout exactly (q/k/v/o projections with grouped-query heads, gate/up/down SwiGLU MLP, two
-RMSNorms per layer, final norm, embeddings tied or not); ``tests/test_budget.py`` checks it against
+RMSNorms per layer, final norm, embeddings tied or not); ``tests/training/test_budget.py`` checks it against
 ``LlamaForCausalLM`` parameter by parameter. Architectures whose layout differs (mixture of experts,
 parallel blocks, LayerNorm with biases, ...) are refused with a clear error instead of a wrong number.
 """

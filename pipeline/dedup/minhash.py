@@ -312,7 +312,7 @@ def affine32_permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndar
     """datasketch's affine32 permutation parameters for (num_perm, seed), drawn the way ``MinHash`` draws them.
 
     Drawn here rather than read from ``datasketch.MinHash(...).permutations`` because importing datasketch
-    imports scipy.integrate (~1 s per rank); ``tests/test_dedup_minhash.py`` checks both give the same values.
+    imports scipy.integrate (~1 s per rank); ``tests/pipeline/test_dedup_minhash.py`` checks both give the same values.
     """
     gen = np.random.RandomState(seed)
     a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)

@@ -1,0 +1,45 @@
+"""A demo recipe pointed at a generated sample, one in-process curation run, and the documents it kept."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import yaml
+
+from pipeline.curate import curate_source
+from pipeline.report import curation_section, write_report
+from pipeline.run import account_all, prepare_run_dir
+from training.recipe import load_recipe
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def recipe_file(tmp_path: Path, sample_dir: Path, output: Path, tasks: int = 4) -> Path:
+    data = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    data["sources"][0]["path"] = str(sample_dir / "crawl" / "*.warc.gz")
+    data["sources"][1]["path"] = str(sample_dir / "domain")
+    data["output_dir"] = str(output)
+    data["executor"] = {"kind": "local", "tasks": tasks, "workers": 1}
+    path = tmp_path / f"{output.name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def run_curation(path: Path):
+    recipe = load_recipe(path)
+    layout = prepare_run_dir(recipe)
+    for source in recipe.sources:
+        curate_source(recipe, source, layout)
+    accounts = account_all(recipe, layout)
+    write_report(layout, recipe.name, {"curation": curation_section(layout, accounts)})
+    return layout, accounts
+
+
+def kept_documents(run_dir: Path) -> list[tuple[str, str]]:
+    docs = []
+    for path in sorted((run_dir / "curated").glob("*/*.jsonl.gz")):
+        with gzip.open(path, "rt") as handle:
+            docs += [(d["id"], d["text"]) for d in map(json.loads, handle)]
+    return sorted(docs)
