@@ -28,8 +28,8 @@ test: setup
 	$(BIN)/python -m pytest
 
 lint: setup
-	$(BIN)/ruff check pipeline flows training tests benchmarks
-	$(BIN)/ruff format --check pipeline flows training tests benchmarks
+	$(BIN)/ruff check pipeline flows training sample tests benchmarks
+	$(BIN)/ruff format --check pipeline flows training sample tests benchmarks
 
 bench: setup
 	$(BIN)/python benchmarks/curate_bench.py

@@ -17,7 +17,7 @@ prefect work-pool create tokenmill --type process >/dev/null
 prefect --no-prompt deploy --all
 prefect worker start --pool tokenmill >"$WORK/worker.log" 2>&1 &
 WORKER=$!
-python -c "from pipeline.sample import generate_sample; generate_sample('$WORK/sample', seed=7, pages=60, warc_files=2, domain_docs=6)"
+python -c "from sample import generate_sample; generate_sample('$WORK/sample', seed=7, pages=60, warc_files=2, domain_docs=6)"
 prefect deployment run 'curate/one-off' --param input="$WORK/sample/crawl" --param output="$WORK/via-worker" --watch
 PREFECT_API_URL= tokenmill curate configs/web.yaml --input "$WORK/sample/crawl" --output "$WORK/via-cli"
 python - "$WORK" <<'PY'

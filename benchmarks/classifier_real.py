@@ -76,7 +76,7 @@ def mine(
 
     from pipeline.classify.data import load_texts
     from pipeline.classify.model import Hyperparameters, train_classifier
-    from pipeline.curate import curate_source
+    from pipeline.curate.build import curate_source
     from pipeline.progress import quiet_datatrove
     from pipeline.run import account_all, prepare_run_dir
     from training.recipe import load_recipe

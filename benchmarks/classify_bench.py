@@ -36,7 +36,7 @@ def main() -> None:
 
     from pipeline.classify.data import flatten
     from pipeline.classify.model import Hyperparameters, train_classifier
-    from pipeline.stages.classify import ClassifierConfig, ClassifyStage
+    from pipeline.curate.classify import ClassifierConfig, ClassifyStage
 
     warnings.simplefilter("ignore")
     positives = pack([pydoc.render_doc(importlib.import_module(m), renderer=pydoc.plaintext) for m in MODULES])

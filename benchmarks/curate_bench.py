@@ -70,8 +70,8 @@ def tokenmill_pipeline(crawl_dir: Path, out: Path) -> list:
     from datatrove.pipeline.writers import JsonlWriter
 
     from pipeline.config import SourceConfig, StagesConfig
-    from pipeline.curate import build_stages
-    from pipeline.readers import build_reader
+    from pipeline.curate.build import build_stages
+    from pipeline.read import build_reader
 
     stages = StagesConfig(language={"keep": ["en", "de", "fr", "es", "ru", "zh", "ja", "ar"], "min_score": 0.5})
     source = SourceConfig(name="web", kind="warc", path=str(crawl_dir / "*.warc.gz"))
@@ -126,7 +126,7 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from pipeline.sample import generate_crawl
+    from sample import generate_crawl
 
     with tempfile.TemporaryDirectory(prefix="curate-bench-") as tmp:
         tmp_path = Path(tmp)

@@ -121,7 +121,7 @@ def main() -> None:
 
     from datatrove.data import Document
 
-    from pipeline.stages.decontaminate import DecontaminateConfig, DecontaminateStage, normalize_words
+    from pipeline.curate.decontaminate import DecontaminateConfig, DecontaminateStage, normalize_words
 
     rng = random.Random(args.seed)
     started = time.time()

@@ -3,7 +3,7 @@
 Each run is the real CLI (``python -m flows.cli curate configs/web.yaml --input X --output RUN``) as a child
 process, in a fresh working directory (so the recipe's relative dedup index, ``runs/index/web``, starts empty
 and no run dedups against an earlier one). Inputs: ``jsonl20`` is a 20-document JSONL (domain documents from
-``pipeline.sample``); a number N is a crawl of N pages from ``pipeline.sample.generate_sample`` (WARC files,
+``sample``); a number N is a crawl of N pages from ``sample.generate_sample`` (WARC files,
 ``--warc-files`` of them, no domain folder). Inputs are generated once into ``--work`` and reused.
 
 What is counted: user + system CPU seconds of every process of the run. The CLI is a child of this script;
@@ -97,7 +97,7 @@ def make_input(size: str, work: Path, warc_files: int) -> Path:
         if not path.exists():
             import random
 
-            from pipeline.sample.domain import build_domain
+            from sample.domain import build_domain
 
             docs = build_domain(random.Random(0), count)
             with open(path.with_suffix(".tmp"), "w", encoding="utf-8") as handle:
@@ -108,7 +108,7 @@ def make_input(size: str, work: Path, warc_files: int) -> Path:
     pages = int(size)
     folder = work / f"crawl-{pages}-{warc_files}"
     if not (folder / "crawl").is_dir():
-        from pipeline.sample import generate_sample
+        from sample import generate_sample
 
         generate_sample(folder, seed=0, pages=pages, warc_files=warc_files, domain_docs=0)
     return folder / "crawl"

@@ -61,8 +61,8 @@ def run_prefix(recipe_path: str, folder: str, upto: str, max_bytes: int | None) 
     """In this process: build the stages up to ``upto`` and push the folder's one document through them."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from pipeline.curate import build_stages
-    from pipeline.readers import build_reader
+    from pipeline.curate.build import build_stages
+    from pipeline.read import build_reader
     from training.recipe import load_recipe
 
     recipe = load_recipe(recipe_path)

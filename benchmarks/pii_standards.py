@@ -1,4 +1,4 @@
-"""A PII evaluation set built from the standards, at run time, seeded — independent of ``pipeline/sample/``.
+"""A PII evaluation set built from the standards, at run time, seeded — independent of ``sample/``.
 
 Nothing here is vendored text: every value is generated from the published rules that define it, and the
 only real text used is what every machine has (Python's own stdlib source, ``/usr/share/doc`` changelogs).

@@ -20,7 +20,7 @@ The labelled set is built at run time, never stored in the repository (others' s
 
 Documents enter as a user gives them: a folder of ``.html``/``.txt`` files read by the project's folder
 reader, then the real stages (extract → language → quality, ``--pii`` adds pii) built by
-``pipeline.curate.build_stages`` from the recipes in this checkout's ``configs/``:
+``pipeline.curate.build.build_stages`` from the recipes in this checkout's ``configs/``:
 
 * ``web``      — ``configs/web.yaml`` as is (``keep: [en]``) on the web-style pages and the spam;
 * ``web-all``  — the same recipe with its language keep-list widened to every language in the set;
@@ -715,7 +715,7 @@ def generate_spam(count: int, seed: int) -> list[tuple[str, str, str]]:
 
 def recipe_stages(recipe_path: Path, keep: list[str] | None | str = "as_is", pii: bool = False):
     """The recipe's stage configs as the project loads them; ``keep`` replaces the language keep-list."""
-    from pipeline.stages.language import LanguageConfig
+    from pipeline.curate.language import LanguageConfig
     from training.recipe import load_recipe
 
     recipe = load_recipe(recipe_path)
@@ -735,8 +735,8 @@ def run_recipe(folder: Path, stages_cfg, work: Path) -> tuple[set[str], list[dic
 
     from pipeline.accounting import iter_drop_rows
     from pipeline.config import SourceConfig
-    from pipeline.curate import build_stages
-    from pipeline.readers import build_reader
+    from pipeline.curate.build import build_stages
+    from pipeline.read import build_reader
 
     logger.remove()
     logger.add(sys.stderr, level="WARNING")

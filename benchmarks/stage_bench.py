@@ -25,7 +25,7 @@ def language_throughput() -> tuple[float, float]:
     """fastText paragraphs per CPU-second, and stage documents (2 KB, mixed languages) per CPU-second."""
     from datatrove.data import Document
 
-    from pipeline.stages.language import LanguageConfig, LanguageStage
+    from pipeline.curate.language import LanguageConfig, LanguageStage
     from tests.pipeline.test_language import PARAGRAPHS
 
     stage = LanguageStage(LanguageConfig(keep=None))
@@ -54,7 +54,7 @@ def language_throughput() -> tuple[float, float]:
 def language() -> None:
     from datatrove.data import Document
 
-    from pipeline.stages.language import LanguageConfig, LanguageStage
+    from pipeline.curate.language import LanguageConfig, LanguageStage
     from tests.helpers.text import ARTICLES
     from tests.pipeline.test_language import PARAGRAPHS, paragraph_accuracy
 
@@ -70,7 +70,7 @@ def language() -> None:
 
 def quality_throughput(n: int = 2000) -> float:
     """Quality-stage judgements of generated 2 KB English pages per CPU-second."""
-    from pipeline.stages.quality import QualityStage
+    from pipeline.curate.quality import QualityStage
     from tests.pipeline.test_quality import _article, _sentence
 
     rng = random.Random(1)
@@ -131,7 +131,7 @@ def benchmark_docs(n: int = 3000, seed: int = 0) -> list[str]:
 def pii(n: int = 3000) -> None:
     from datatrove.data import Document
 
-    from pipeline.stages.pii import PIIStage
+    from pipeline.curate.pii import PIIStage
 
     docs = benchmark_docs(n)
     stage = PIIStage()
@@ -147,10 +147,10 @@ def pii(n: int = 3000) -> None:
 
 def pii_warc() -> None:
     """PIIStage throughput with WARC metadata (docs/pii.md, "What is redacted, and where")."""
-    from pipeline.readers.warc import WarcReader
-    from pipeline.sample import generate_sample
-    from pipeline.stages.extract import extract_resiliparse
-    from pipeline.stages.pii import PIIStage
+    from pipeline.curate.extract import extract_resiliparse
+    from pipeline.curate.pii import PIIStage
+    from pipeline.read.warc import WarcReader
+    from sample import generate_sample
 
     folder = Path(tempfile.mkdtemp())
     generate_sample(folder, seed=1, pages=600, warc_files=1, domain_docs=2)

@@ -175,7 +175,7 @@ def bench_tokenmill(root: Path, tokenizer_file: Path, out: Path) -> dict:
 def bench_write(out: Path, dtype_name: str) -> dict:
     import numpy as np
 
-    from pipeline.tokenize.format import numpy_dtype
+    from pipeline.shards.format import numpy_dtype
     from pipeline.tokenize.run import _load_parts
     from pipeline.tokenize.shards import write_documents
 

@@ -284,7 +284,7 @@ def main() -> None:
 
     from datatrove.data import Document
 
-    from pipeline.stages.toxicity import ToxicityConfig, ToxicityStage
+    from pipeline.curate.toxicity import ToxicityConfig, ToxicityStage
 
     sets = build_sets(args.abusive)
     overrides = {

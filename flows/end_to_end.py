@@ -101,8 +101,8 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     gate = plan_gate(options)
     the_plan, problems = gate.plan, gate.problems
     if options.manifest and Path(options.manifest).is_file():  # the data section says what was mined (mode route)
-        from pipeline.routing import routed_tokens
-        from pipeline.tokenize.format import ShardManifest
+        from pipeline.curate.routing import routed_tokens
+        from pipeline.shards.format import ShardManifest
 
         routed = routed_tokens(ShardManifest.read(options.manifest).raw)
         if routed:
@@ -215,7 +215,7 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
 
 
 def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
-    from pipeline.curate import curation_fingerprint
+    from pipeline.curate.build import curation_fingerprint
     from pipeline.run import prepare_run_dir, source_mix
 
     logger = get_run_logger()

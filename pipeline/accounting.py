@@ -23,9 +23,9 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.base import redact_row
+from pipeline.curate.routing import routed_in_folders
 from pipeline.errors import TokenmillError
 from pipeline.layout import RunLayout
-from pipeline.routing import routed_in_folders
 
 EXAMPLES_PER_RULE = 3
 EXAMPLE_KEYS = ("id", "url", "score", "snippet", "duplicate_of", "read_error_detail")
@@ -217,8 +217,8 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
 
 
 def route_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
-    """target → documents the route writer (``pipeline.routing``) sent there, from its ``routed_to_<target>``."""
-    from pipeline.routing import STAT_ROUTED_TO, RouteWriter
+    """target → documents the route writer (``pipeline.curate.routing``) sent there, from its ``routed_to_<target>``."""
+    from pipeline.curate.routing import STAT_ROUTED_TO, RouteWriter
 
     counts: Counter[str] = Counter()
     for name, counter in steps.items():

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from pipeline.config_base import StrictModel, field_errors, read_yaml
 from pipeline.errors import TokenmillError
 from pipeline.layout import RUN_HEADER
-from pipeline.readers.common import DEFAULT_MAX_BYTES
+from pipeline.read.common import DEFAULT_MAX_BYTES
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 #: a source that reads nothing itself: it receives the documents a ``classify`` stage routes to it (``mode: route``)
@@ -111,14 +111,14 @@ class ExecutorConfig(StrictModel):
 
 
 def _stage_models() -> dict[str, type[BaseModel]]:
+    from pipeline.curate.classify import ClassifierConfig
+    from pipeline.curate.decontaminate import DecontaminateConfig
+    from pipeline.curate.extract import ExtractConfig
+    from pipeline.curate.language import LanguageConfig
+    from pipeline.curate.pii import PIIConfig
+    from pipeline.curate.quality import QualityConfig
+    from pipeline.curate.toxicity import ToxicityConfig
     from pipeline.dedup.config import DedupConfig
-    from pipeline.stages.classify import ClassifierConfig
-    from pipeline.stages.decontaminate import DecontaminateConfig
-    from pipeline.stages.extract import ExtractConfig
-    from pipeline.stages.language import LanguageConfig
-    from pipeline.stages.pii import PIIConfig
-    from pipeline.stages.quality import QualityConfig
-    from pipeline.stages.toxicity import ToxicityConfig
     from pipeline.tokenize.config import TokenizeConfig
 
     return {

@@ -1,6 +1,6 @@
 """The PII redaction engine: pure text in, text and counts out (no pipeline, no config model).
 
-Used by the PII stage (``pipeline.stages.pii``) and by the accounting code that redacts drop rows and
+Used by the PII stage (``pipeline.curate.pii``) and by the accounting code that redacts drop rows and
 report examples (``pipeline.base``); it lives apart from the stage so that both import it at the top.
 
 PII removal: replace personal data and credentials with deterministic, typed placeholders.

@@ -19,7 +19,7 @@ from pipeline.accounting import SourceAccount
 from pipeline.base import cut_at_token
 from pipeline.layout import RunLayout
 
-#: pipeline order (pipeline/curate.py); classify's top_percent pass runs after dedup but its drops carry stage
+#: pipeline order (pipeline/curate/build.py); classify's top_percent pass runs after dedup but its drops carry stage
 #: classify, so they are counted there
 STAGE_ORDER = ["read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii", "dedup"]
 #: stages off by default: a funnel row only when they dropped something (a run without them shows no 0 rows)

@@ -13,14 +13,14 @@ from typing import Any, TypeVar
 import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
-from pipeline.curate import curate_source, executor_factory
+from pipeline.curate.build import curate_source, executor_factory
 from pipeline.dedup.result import dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.dedup.run import run_dedup
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
-from pipeline.readers import build_reader, is_pattern, split_path
-from pipeline.readers.common import source_name_for
+from pipeline.read import build_reader, is_pattern, split_path
+from pipeline.read.common import source_name_for
 from pipeline.report import add_section, curation_section, routed_section, write_report
 from pipeline.tokenize.config import TokenizeConfig
 
@@ -83,7 +83,7 @@ def resolve_run(
 def preflight_sources(recipe: CurationRecipe) -> None:
     """Fail before anything is written when a source's input is missing or holds nothing readable.
 
-    Raises ``pipeline.readers.InputError`` naming the path, so no half-made run directory is left behind.
+    Raises ``pipeline.read.InputError`` naming the path, so no half-made run directory is left behind.
     """
 
     for source in recipe.sources:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from pipeline.errors import TokenmillError
-from pipeline.tokenize.format import (
+from pipeline.shards.format import (
     HELDOUT_DIR,
     ShardError,
     check_shard,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
-from pipeline.tokenize.format import ShardManifest
+from pipeline.shards.format import ShardManifest
 from training.models import COUNTED_KEYS
 
 if TYPE_CHECKING:

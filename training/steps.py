@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TokenmillError
-from pipeline.tokenize.format import ShardError, ShardManifest
+from pipeline.shards.format import ShardError, ShardManifest
 from training.checkpoint import find_latest
 from training.config import TrainConfig
 from training.data import ShardWindows

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.env import offline
-from pipeline.tokenize.format import ShardError
+from pipeline.shards.format import ShardError
 from training.branch import branch_inherit, branch_point, check_branch
 from training.checkpoint import CheckpointMismatch, StopRequest, check_resume, find_latest, save_checkpoint
 from training.config import TrainConfig, TrainConfigError, dump_train_config, load_train_config

@@ -31,9 +31,9 @@ def ablate_command(
 
     from pipeline.config import RecipeError
     from pipeline.layout import RunDirError
-    from pipeline.readers import InputError
+    from pipeline.read import InputError
     from pipeline.run import resolve_run
-    from pipeline.tokenize.format import ShardError
+    from pipeline.shards.format import ShardError
     from pipeline.tokenize.tokenizer import TokenizerError
     from training.ablate import AblateError, load_ablate_config, run_ablation
     from training.checkpoint import CheckpointMismatch

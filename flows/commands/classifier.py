@@ -75,7 +75,7 @@ def train_command(
     import sys
 
     from pipeline.classify.model import ClassifierError, Hyperparameters, train_classifier
-    from pipeline.readers import InputError
+    from pipeline.read import InputError
 
     if not output.name.endswith(".bin"):
         _fail(f"--output {output}: name the model file MODEL.bin (MODEL.json is written beside it)")
@@ -140,7 +140,7 @@ def eval_command(
     import sys
 
     from pipeline.classify.model import ClassifierError, evaluate
-    from pipeline.readers import InputError
+    from pipeline.read import InputError
 
     if not positive and not negative:
         _fail("give documents to evaluate on: --positive PATH and/or --negative PATH")

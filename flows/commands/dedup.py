@@ -184,7 +184,7 @@ def _run(
         with progress.shown():  # one progress line per dedup step instead of datatrove's logs
             if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
                 from pipeline.config import ExecutorConfig
-                from pipeline.curate import executor_factory
+                from pipeline.curate.build import executor_factory
                 from pipeline.dedup.run import dedup_dataset
 
                 return dedup_dataset(

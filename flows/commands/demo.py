@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generate a sample crawl + finance folder; curate, dedup, tokenize, plan, train `tiny`, report."""
         from flows.runtime import console, ensure_prefect_backend, repo_root
-        from pipeline.sample import generate_sample
+        from sample import generate_sample
 
         info = generate_sample(sample_dir, seed=seed, pages=pages)
         console.print(f"sample: {info.pages} crawl records, {info.domain_docs} domain documents → {sample_dir}")

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         domain_docs: int = typer.Option(60, min=1, metavar="N", help="documents in the domain folder"),
     ) -> None:
         """Write the demo sample: a WARC crawl, a domain-document folder and truth.json."""
-        from pipeline.sample import generate_sample
+        from sample import generate_sample
 
         info = generate_sample(out, seed=seed, pages=pages, warc_files=warc_files, domain_docs=domain_docs)
         typer.echo(f"{info.pages} crawl records, {info.domain_docs} domain docs → {info.truth_path}")

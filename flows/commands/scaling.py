@@ -96,7 +96,7 @@ def ladder_command(
     import sys
 
     from pipeline.config import RecipeError
-    from pipeline.tokenize.format import ShardError
+    from pipeline.shards.format import ShardError
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError
     from training.ladder import LadderError, load_ladder_config, run_ladder

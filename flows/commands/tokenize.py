@@ -154,7 +154,7 @@ def inspect(
     """Print the manifest and decode one document."""
     from rich.console import Console
 
-    from pipeline.tokenize.format import ShardError, load_manifest
+    from pipeline.shards.format import ShardError, load_manifest
     from pipeline.tokenize.verify import load_shard_tokenizer, read_document
 
     console = Console()

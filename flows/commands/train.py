@@ -35,7 +35,7 @@ def train_command(
     """Pre-train (or continue pre-training) a Llama-style model on token shards, gated by the budget check."""
     from rich.console import Console
 
-    from pipeline.tokenize.format import ShardError
+    from pipeline.shards.format import ShardError
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError, load_train_config
     from training.launch import LaunchFailed, launch_training

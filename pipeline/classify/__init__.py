@@ -3,5 +3,5 @@
 * ``pipeline.classify.data``: documents of any path the readers accept, as flat text lines (with counted skips);
 * ``pipeline.classify.model``: DCLM's fastText recipe (train, score, held-out metrics, ``MODEL.json``).
 
-The ``classify`` and ``decontaminate`` stages live in ``pipeline.stages``.
+The ``classify`` and ``decontaminate`` stages live in ``pipeline.curate``.
 """

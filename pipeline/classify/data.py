@@ -62,7 +62,7 @@ def iter_documents(path: str | Path, name: str = "input") -> Iterator[Document]:
     """Every record of ``path`` as the readers and the extract stage make it; placeholders and drops come out
     with ``metadata["skip"]`` set to ``stage/rule`` (they are counted, not used)."""
     from pipeline.config import SourceConfig
-    from pipeline.readers import InputError, build_reader
+    from pipeline.read import InputError, build_reader
 
     path = Path(path)
     run_sources = _run_dir_sources(path)
@@ -81,7 +81,7 @@ def iter_documents(path: str | Path, name: str = "input") -> Iterator[Document]:
 
 def _extracted(documents: Iterable[Document]) -> Iterator[Document]:
     """The extract stage's decisions on raw records (HTML → text, read errors, non-200 responses)."""
-    from pipeline.stages.extract import ExtractStage
+    from pipeline.curate.extract import ExtractStage
 
     stage = ExtractStage()
     stage.setup()

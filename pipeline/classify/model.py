@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import Field
 
 from pipeline.config_base import StrictModel
-from pipeline.readers.common import InputError
+from pipeline.read.common import InputError
 
 PERCENTILES = (50, 75, 90, 95, 99)
 

@@ -5,7 +5,7 @@ the same in the signature and the filter stage, which is what lets the filter st
 documents by position). Two things are changed, because they would lose documents silently:
 a line that is not JSON and a document without text are skipped there with a log warning; here they become
 *placeholders* (``text=""``, ``metadata.read_error`` = ``bad_json`` / ``missing_text`` / ``corrupt_file``),
-the convention of ``pipeline.readers``: dedup drops them with stage ``read`` and that rule, so they are counted.
+the convention of ``pipeline.read``: dedup drops them with stage ``read`` and that rule, so they are counted.
 A document without ``metadata.source`` gets the name of its sub-folder (curated runs) or a default source.
 """
 
@@ -19,8 +19,8 @@ from datatrove.pipeline.readers.jsonl import JsonlReader
 from datatrove.pipeline.readers.parquet import ParquetReader
 
 from pipeline.atomic import write_text_atomic
-from pipeline.readers.common import discovered_kind, input_kind
-from pipeline.readers.common import placeholder as _placeholder
+from pipeline.read.common import discovered_kind, input_kind
+from pipeline.read.common import placeholder as _placeholder
 
 
 class _SourceMixin:
@@ -134,7 +134,7 @@ class DedupInput:
         into a source, ``<run>/curated/<source>/routed-from-<origin>/<rank>.jsonl.gz``."""
         return cls(
             folder=os.path.join(run_dir, "curated"),
-            jsonl_glob="*/**/*.jsonl.gz",  # with curated/<target>/routed-from-<origin>/ (pipeline.routing)
+            jsonl_glob="*/**/*.jsonl.gz",  # with curated/<target>/routed-from-<origin>/ (pipeline.curate.routing)
             parquet_glob=None,
             source_from_subfolder=True,
         )

@@ -36,7 +36,7 @@ from pipeline.dedup.index import open_index
 from pipeline.dedup.io import DedupInput
 from pipeline.dedup.result import DedupResult, SourceCounts
 from pipeline.dedup.signatures import DedupSignatureStep, rank_paths
-from pipeline.readers.common import source_name_for
+from pipeline.read.common import source_name_for
 
 ExecutorFactory = Callable[[list, str, int], Any]
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ import numpy as np
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline.tokenize.format import INDEX_SUFFIX, numpy_dtype
+from pipeline.shards.format import INDEX_SUFFIX, numpy_dtype
 
 FLUSH_TOKENS = 1 << 24  # tokens held in memory per source before they are appended to the part file
 

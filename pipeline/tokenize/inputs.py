@@ -9,10 +9,10 @@ folder under the input root, or, for files directly in the root, the file name w
 
 datatrove's readers drop a record without text and skip a line that is not JSON with only a log message;
 tokenmill must count every loss, so a record without usable text, a broken line and a Parquet file pyarrow
-cannot read each become a placeholder (``pipeline.readers.common.placeholder``, the one rule of every
+cannot read each become a placeholder (``pipeline.read.common.placeholder``, the one rule of every
 reader: ``text=""``, ``id=f"{file}#{where}"``, ``metadata.read_error``). The encoder counts these as skips
 per source and the manifest reports them. Suffixes (``input_kind``) and the name of a source given by path
-(``source_name_for``) are those of ``pipeline.readers.common`` too.
+(``source_name_for``) are those of ``pipeline.read.common`` too.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 from datatrove.data import Document
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
 
-from pipeline.readers.common import (
+from pipeline.read.common import (
     COMPRESSION_SUFFIXES,
     JSONL_EXTENSIONS,
     InputError,

@@ -29,11 +29,9 @@ import numpy as np
 
 from pipeline import progress
 from pipeline.atomic import write_json_atomic
-from pipeline.curate import preload_forkserver
+from pipeline.curate.build import preload_forkserver
 from pipeline.errors import TokenmillError
-from pipeline.tokenize.config import SourceMix, TokenizeConfig
-from pipeline.tokenize.encode import EncodeStep
-from pipeline.tokenize.format import (
+from pipeline.shards.format import (
     HELDOUT_DIR,
     MANIFEST,
     MANIFEST_VERSION,
@@ -43,6 +41,8 @@ from pipeline.tokenize.format import (
     open_tokens,
     read_index,
 )
+from pipeline.tokenize.config import SourceMix, TokenizeConfig
+from pipeline.tokenize.encode import EncodeStep
 from pipeline.tokenize.inputs import InputPlan, default_source, discover_inputs, iter_texts, make_reader
 from pipeline.tokenize.mix import heldout_mask, keyed, normalise_mix, plan_targets, select_documents
 from pipeline.tokenize.shards import DocumentTable, remove_shards, write_documents

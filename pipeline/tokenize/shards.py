@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.tokenize.format import INDEX_SUFFIX, write_shard
+from pipeline.shards.format import INDEX_SUFFIX, write_shard
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.tokenize.format import HELDOUT_DIR, check_shard, load_manifest, numpy_dtype, open_tokens, read_index
+from pipeline.shards.format import HELDOUT_DIR, check_shard, load_manifest, numpy_dtype, open_tokens, read_index
 from pipeline.tokenize.inputs import discover_inputs, iter_texts
 
 DECODE_BATCH = 1000

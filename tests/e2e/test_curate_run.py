@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     out = tmp_path_factory.mktemp("sample")
     generate_sample(out, seed=3, pages=80, warc_files=4, domain_docs=12)
@@ -53,7 +53,7 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from datatrove.pipeline.base import PipelineStep
-    import pipeline.curate as curate_mod
+    import pipeline.curate.build as curate_mod
     from training.recipe import load_recipe
     from pipeline.run import prepare_run_dir
 

@@ -18,7 +18,7 @@ PLACEHOLDER = re.compile("|".join(map(re.escape, DEFAULT_PLACEHOLDERS.values()))
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory):
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     root = tmp_path_factory.mktemp("demo-acceptance")
     generate_sample(root / "sample", seed=0, pages=400, warc_files=4, domain_docs=60)

@@ -19,7 +19,7 @@ def read_rows(paths) -> list[dict]:
 
 def test_second_night_drops_what_the_first_kept_and_corpus_grows(tmp_path: Path, prefect_harness) -> None:
     from flows.curate import curate
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     sample = tmp_path / "sample"
     generate_sample(sample, seed=31, pages=60, warc_files=2, domain_docs=2)

@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from pipeline.base import REDACTION_MARGIN, SNIPPET_CHARS, drop_row, redacted_snippet
+from pipeline.curate.pii import PIIStage
 from pipeline.redact import PIIRedactor, redact_url
-from pipeline.stages.pii import PIIStage
 from tests.helpers.warc import response, write_warc
 
 EMAIL = "jane.doe@example.com"
@@ -282,7 +282,7 @@ def test_incomplete_snippet_shows_only_its_safe_part() -> None:
 
 
 def test_url_redaction_keeps_structure_and_follows_pii_types() -> None:
-    from pipeline.stages.pii import PIIConfig
+    from pipeline.curate.pii import PIIConfig
 
     redactor = PIIRedactor()
     counts: dict[str, int] = {}

@@ -34,7 +34,7 @@ SMALL_TRAIN = {
 
 @pytest.fixture()
 def recipe_path(tmp_path: Path) -> Path:
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     sample = tmp_path / "sample"
     generate_sample(sample, seed=21, pages=40, warc_files=1, domain_docs=8)

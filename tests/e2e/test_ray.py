@@ -13,7 +13,7 @@ ray = pytest.importorskip("ray")
 
 @pytest.fixture(scope="module")
 def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     out = tmp_path_factory.mktemp("ray-sample")
     generate_sample(out, seed=11, pages=40, warc_files=2, domain_docs=6)

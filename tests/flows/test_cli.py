@@ -53,8 +53,8 @@ def test_every_project_error_is_a_tokenmill_error_and_keeps_its_builtin_base() -
     from pipeline.accounting import AccountingError
     from pipeline.config import RecipeError
     from pipeline.errors import TokenmillError
-    from pipeline.readers import InputError
-    from pipeline.tokenize.format import ShardError
+    from pipeline.read import InputError
+    from pipeline.shards.format import ShardError
     from training.plan.units import PlanError
     from training.preflight import GateError
 

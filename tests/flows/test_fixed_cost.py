@@ -40,7 +40,7 @@ def _recipe(tmp_path: Path, source_path: Path, tasks: int = 8) -> Path:
 
 
 def test_one_small_file_gets_one_rank_and_a_rerun_resumes(tmp_path: Path) -> None:
-    from pipeline.curate import curate_source
+    from pipeline.curate.build import curate_source
     from pipeline.run import account_all, prepare_run_dir
 
     recipe = load_recipe(_recipe(tmp_path, _jsonl(tmp_path / "in" / "notes.jsonl", 20), tasks=8))
@@ -55,8 +55,8 @@ def test_one_small_file_gets_one_rank_and_a_rerun_resumes(tmp_path: Path) -> Non
 
 
 def test_ranks_follow_the_files_and_never_exceed_tasks(tmp_path: Path) -> None:
-    from pipeline.curate import source_tasks
-    from pipeline.readers import build_reader
+    from pipeline.curate.build import source_tasks
+    from pipeline.read import build_reader
 
     for name in ("a", "b", "c"):
         _jsonl(tmp_path / "in" / f"{name}.jsonl", 2)
@@ -70,8 +70,8 @@ def test_a_saved_dataset_keeps_its_ranks(tmp_path: Path) -> None:
     """``save_to_disk`` datasets are split by rows, not files: every configured rank has work."""
     from datasets import Dataset
 
-    from pipeline.curate import source_tasks
-    from pipeline.readers import build_reader
+    from pipeline.curate.build import source_tasks
+    from pipeline.read import build_reader
 
     Dataset.from_dict({"text": [f"row {i}" for i in range(10)]}).save_to_disk(str(tmp_path / "ds"))
     recipe = load_recipe(_recipe(tmp_path, tmp_path / "ds", tasks=4))

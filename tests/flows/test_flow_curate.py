@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_curate_flow_with_input_override(tmp_path: Path, prefect_harness) -> None:
     from flows.curate import curate
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     sample = tmp_path / "sample"
     generate_sample(sample, seed=5, pages=30, warc_files=2, domain_docs=4)
@@ -50,7 +50,7 @@ def test_missing_input_fails_fast_naming_the_path(tmp_path: Path, prefect_harnes
 
 def test_empty_input_folder_fails_before_writing_a_run_dir(tmp_path: Path, prefect_harness) -> None:
     from flows.curate import curate
-    from pipeline.readers import InputError
+    from pipeline.read import InputError
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -64,7 +64,7 @@ def test_domain_then_web_then_domain_into_one_output_balances(tmp_path: Path, pr
     import shutil
 
     from flows.curate import curate
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     sample = tmp_path / "sample"
     generate_sample(sample, seed=3, pages=20, warc_files=1, domain_docs=8)

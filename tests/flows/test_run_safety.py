@@ -281,7 +281,7 @@ def test_kill_9_of_a_curate_run_leaves_no_process_behind(tmp_path: Path) -> None
     import sys
     import time
 
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     generate_sample(tmp_path / "s", seed=2, pages=600, warc_files=3, domain_docs=2)
     recipe = Path(__file__).parents[2] / "configs" / "web.yaml"

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from pipeline.accounting import SourceAccount
 from pipeline.config import RecipeError, load_recipe, parse_recipe
-from pipeline.curate import curate_source
+from pipeline.curate.build import curate_source
 from pipeline.report import curation_warnings
 from pipeline.run import prepare_run_dir, resolve_run, write_curation_report
 
@@ -173,7 +173,7 @@ def test_every_reader_counts_skipped_and_empty_files(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     from pipeline.config import ReaderOptions, SourceConfig
-    from pipeline.readers import build_reader
+    from pipeline.read import build_reader
 
     def stats(kind: str, path: Path, pattern: str | None = None) -> dict:
         options = ReaderOptions(glob=pattern) if pattern else ReaderOptions()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.curate import curate_source
+from pipeline.curate.build import curate_source
 from pipeline.report import curation_section, write_report
 from pipeline.run import account_all, prepare_run_dir
 from training.recipe import load_recipe

@@ -13,8 +13,8 @@ from datatrove.data import Document
 
 from pipeline.classify.model import ClassifierError
 from pipeline.config import RecipeError, load_recipe
-from pipeline.curate import build_stages
-from pipeline.stages.classify import ClassifierConfig, ClassifyStage
+from pipeline.curate.build import build_stages
+from pipeline.curate.classify import ClassifierConfig, ClassifyStage
 
 
 def test_annotate_keeps_everything_and_writes_scores(model):
@@ -91,7 +91,7 @@ def test_pickled_stage_loads_its_model_again(model):
 
 
 def test_curation_run_with_threshold_balances(model, tmp_path):
-    from pipeline.curate import curate_source
+    from pipeline.curate.build import curate_source
     from pipeline.run import account_all, prepare_run_dir
 
     path, prose, code = model
@@ -136,7 +136,7 @@ def test_curation_run_with_threshold_balances(model, tmp_path):
 def test_pareto_draw_follows_numpy_pareto_and_is_stable():
     import numpy as np
 
-    from pipeline.stages.classify import pareto_draw
+    from pipeline.curate.classify import pareto_draw
 
     draws = np.array([pareto_draw(0, f"doc-{i}", 9.0) for i in range(20_000)])
     reference = np.random.default_rng(0).pareto(9.0, 20_000)

@@ -16,8 +16,8 @@ import yaml
 from datatrove.data import Document
 
 from pipeline.config import load_recipe
-from pipeline.curate import build_stages
-from pipeline.stages.decontaminate import (
+from pipeline.curate.build import build_stages
+from pipeline.curate.decontaminate import (
     DecontaminateConfig,
     DecontaminateStage,
     EvalSetError,
@@ -190,7 +190,7 @@ def test_recipe_wires_the_stage_between_quality_and_pii(tmp_path, corpus):
 
 
 def test_curation_run_accounts_for_contaminated_documents(tmp_path, corpus):
-    from pipeline.curate import curate_source
+    from pipeline.curate.build import curate_source
     from pipeline.run import account_all, prepare_run_dir
 
     path, items, docs, _ = corpus

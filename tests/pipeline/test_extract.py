@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from datatrove.data import Document
 
-import pipeline.stages.extract as extract_module
-from pipeline.stages.extract import ExtractConfig, ExtractStage
+import pipeline.curate.extract as extract_module
+from pipeline.curate.extract import ExtractConfig, ExtractStage
 
 PAGE = (
     "<html><body><nav><a href='/'>Home</a> <a href='/about'>About</a></nav><article><h1>Rates</h1>"
@@ -95,7 +95,7 @@ def _licence_text() -> str:
 
 
 def test_unicode_spaces_and_invisible_characters_are_normalised_once(tmp_path: Path) -> None:
-    from pipeline.stages.quality import QualityConfig, QualityStage
+    from pipeline.curate.quality import QualityConfig, QualityStage
 
     licence = _licence_text()
     paragraphs = [p for p in licence.split("\n\n") if p.strip()][:40]
@@ -151,7 +151,7 @@ def test_a_pages_own_table_of_contents_is_not_extracted() -> None:
     import html
     from pydoc_data.topics import topics
 
-    from pipeline.stages.extract import extract_resiliparse
+    from pipeline.curate.extract import extract_resiliparse
 
     names = ["assert", "pass", "del", "return"]
     headings = [f"{i}. The {name} statement" for i, name in enumerate(names, 1)]

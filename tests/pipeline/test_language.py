@@ -13,7 +13,7 @@ import pickle
 import pytest
 from datatrove.data import Document
 
-from pipeline.stages.language import (
+from pipeline.curate.language import (
     LanguageConfig,
     LanguageStage,
     default_model_path,

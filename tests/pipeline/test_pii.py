@@ -16,6 +16,7 @@ from collections.abc import Callable
 import pytest
 from datatrove.data import Document
 
+from pipeline.curate.pii import PIIConfig, PIIStage
 from pipeline.redact import (
     DEFAULT_PLACEHOLDERS,
     IBAN_LENGTHS,
@@ -26,7 +27,6 @@ from pipeline.redact import (
     ip_replaceable,
     luhn_valid,
 )
-from pipeline.stages.pii import PIIConfig, PIIStage
 
 N_VALUES = 40
 CONTEXTS = (

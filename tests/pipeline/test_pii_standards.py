@@ -1,4 +1,4 @@
-"""PII acceptance on a set built from the standards (benchmarks/pii_standards.py), not from pipeline/sample/.
+"""PII acceptance on a set built from the standards (benchmarks/pii_standards.py), not from sample/.
 
 Recall per type in spaced and in CJK text; false placeholders per 100 KB of clean number-dense text and of
 Python's own stdlib source; and the formats and false positives the issue names, one by one.
@@ -15,8 +15,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import pii_standards as S  # noqa: E402
 
+from pipeline.curate.pii import PIIConfig  # noqa: E402
 from pipeline.redact import DEFAULT_PLACEHOLDERS, PIIRedactor  # noqa: E402
-from pipeline.stages.pii import PIIConfig  # noqa: E402
 
 RECALL = {"email": 0.98, "ip_address": 0.98, "card": 0.98, "iban": 0.98, "ssn": 0.98, "secret": 0.98, "phone": 0.95}
 TEST_DIRS = {"test", "tests", "idle_test"}

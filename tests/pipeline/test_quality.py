@@ -17,7 +17,7 @@ import re
 import pytest
 from datatrove.data import Document
 
-from pipeline.stages.quality import (
+from pipeline.curate.quality import (
     STOP_WORDS,
     C4Config,
     FineWebConfig,

@@ -30,7 +30,7 @@ import pytest
 from datatrove.data import Document
 
 from pipeline.config import load_recipe
-from pipeline.stages.quality import STOP_WORDS, QualityConfig, QualityStage
+from pipeline.curate.quality import STOP_WORDS, QualityConfig, QualityStage
 from pipeline.text import NO_SPACE_LANGUAGES, normalize_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,7 +76,7 @@ def topic_page(title: str, text: str) -> str:
 
 @lru_cache(maxsize=1)
 def extracted_topic_pages() -> dict[str, str]:
-    from pipeline.stages.extract import extract_resiliparse
+    from pipeline.curate.extract import extract_resiliparse
 
     return {
         name: normalize_text(extract_resiliparse(topic_page(name, text))) for name, text in reference_topics().items()
@@ -267,7 +267,7 @@ def test_obvious_spam_and_boilerplate_are_dropped(config_name: str) -> None:
 
 
 def _lid_languages() -> list[str]:
-    from pipeline.stages.language import default_model_path, label_to_language, load_model
+    from pipeline.curate.language import default_model_path, label_to_language, load_model
 
     try:
         model = load_model(default_model_path())

@@ -1,5 +1,5 @@
 """One accounted reader family: curate, dedup and tokenize share the suffix table, the path → source-name rule
-and the placeholder of a record they cannot read (``pipeline.readers.common``)."""
+and the placeholder of a record they cannot read (``pipeline.read.common``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from pipeline.dedup.io import DedupInput
-from pipeline.readers.common import discovered_kind, input_kind, source_name_for
-from pipeline.readers.tabular import is_jsonl_file, is_parquet_file
+from pipeline.read.common import discovered_kind, input_kind, source_name_for
+from pipeline.read.tabular import is_jsonl_file, is_parquet_file
 from pipeline.tokenize.inputs import default_source, discover_inputs, make_reader
 
 NAMES = ("a.jsonl", "a.ndjson.gz", "a.jsonl.zst", "a.json.gz", "a.jsonl.bz2", "a.parquet", "a.parquet.gz", "a.txt")

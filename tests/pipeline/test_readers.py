@@ -9,8 +9,8 @@ import random
 import pytest
 
 from pipeline.config import ReaderOptions, SourceConfig
-from pipeline.readers import InputError, build_reader, detect_kind, split_path
-from pipeline.readers.warc import WarcReader
+from pipeline.read import InputError, build_reader, detect_kind, split_path
+from pipeline.read.warc import WarcReader
 from tests.helpers.warc import response, write_warc
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -185,7 +185,7 @@ def test_cp1252_with_bytes_cp1252_leaves_undefined_decodes_as_latin1_there(tmp_p
 
 
 def test_mostly_utf8_with_a_few_bad_bytes_stays_utf8(tmp_path):
-    from pipeline.readers.common import decode_bytes
+    from pipeline.read.common import decode_bytes
 
     data = "naïve café déjà vu, Grüße ".encode() * 3 + UNDEFINED_IN_CP1252
     decoded = decode_bytes(data, "windows-1252")
@@ -244,7 +244,7 @@ def test_fifty_megabyte_document_and_max_bytes(tmp_path):
 
 
 def test_binary_payload_labelled_html_is_yielded_then_gated_by_extract(tmp_path):
-    from pipeline.stages.extract import ExtractStage
+    from pipeline.curate.extract import ExtractStage
 
     noise = random.Random(0).randbytes(4000)
     write_warc(tmp_path / "bin.warc.gz", [response("http://example.com/x.html", noise)])

@@ -24,7 +24,7 @@ import yaml
 from pipeline.classify.data import flatten
 from pipeline.classify.model import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
-from pipeline.curate import curate_source
+from pipeline.curate.build import curate_source
 from pipeline.run import account_all, prepare_run_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -173,7 +173,7 @@ def test_routed_documents_are_tokenized_under_the_target(tmp_path: Path, corpus)
     data["stages"]["dedup"] = {"threshold": 0.8}
     recipe = load(tmp_path, data)
     layout, _ = curate_all(recipe)
-    from pipeline.curate import executor_factory
+    from pipeline.curate.build import executor_factory
     from pipeline.run import run_dedup_stage
 
     run_dedup_stage(recipe, layout, executor_factory(recipe.executor, "dedup"))
@@ -211,7 +211,7 @@ def test_route_to_validation_errors(tmp_path: Path, corpus) -> None:
 
 
 def test_clearing_an_origin_clears_only_what_it_routed(tmp_path: Path, corpus) -> None:
-    from pipeline.curate import clear_source_outputs
+    from pipeline.curate.build import clear_source_outputs
 
     recipe = load(tmp_path, recipe_data(tmp_path, corpus, "folder"))
     layout, _ = curate_all(recipe)
@@ -226,7 +226,7 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from datatrove.pipeline.base import PipelineStep
-    import pipeline.curate as curate_mod
+    import pipeline.curate.build as curate_mod
     from pipeline.config import load_recipe
     from pipeline.run import prepare_run_dir
 
@@ -295,7 +295,7 @@ def test_sigkill_of_a_routed_run_then_rerun_equals_uninterrupted(tmp_path: Path,
 def test_domain_mining_recipe_loads_and_builds(tmp_path: Path, corpus) -> None:
     """configs/domain-mining.yaml: a 51 % / 49 % mix, the crawl routed by a classifier into finance-mined,
     decontamination on; with a real model and eval file in place every stage builds in order."""
-    from pipeline.curate import build_stages
+    from pipeline.curate.build import build_stages
     from pipeline.run import source_mix
 
     recipe = load_recipe(REPO / "configs" / "domain-mining.yaml")

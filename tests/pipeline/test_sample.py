@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sample import DECOY_TYPES, KINDS, LANGUAGES, PII_TYPES, generate_crawl, generate_sample, plan_counts
-from pipeline.sample.generator import VARIANTS
-from pipeline.sample.pii import iban_valid, luhn_valid, ssn_valid
+from sample import DECOY_TYPES, KINDS, LANGUAGES, PII_TYPES, generate_crawl, generate_sample, plan_counts
+from sample.generator import VARIANTS
+from sample.pii import iban_valid, luhn_valid, ssn_valid
 
 SECRET_PATTERNS = {
     "aws_access_key": r"AKIA[A-Z0-9]{16}",
@@ -107,7 +107,7 @@ def test_same_seed_gives_identical_content_and_another_seed_does_not(tmp_path):
     # dates and record ids come from the seed, so even the compressed bytes match
     assert a.warc_paths[0].read_bytes() == b.warc_paths[0].read_bytes()
     # another interpreter with another hash seed (set and dict order) writes the same content
-    script = "from pipeline.sample import generate_sample; import sys; generate_sample(sys.argv[1], seed=7, **{})"
+    script = "from sample import generate_sample; import sys; generate_sample(sys.argv[1], seed=7, **{})"
     script = script.format(kwargs)
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     command = [sys.executable, "-c", script, str(tmp_path / "d")]

@@ -50,7 +50,7 @@ def test_every_document_decodes_to_its_input_text(natural) -> None:
 
 
 def test_literal_special_token_text_does_not_become_eos(natural) -> None:
-    from pipeline.tokenize.format import numpy_dtype, open_tokens
+    from pipeline.shards.format import numpy_dtype, open_tokens
 
     shards, _texts, manifest = natural
     eos = manifest["tokenizer"]["eos_id"]
@@ -113,7 +113,7 @@ def test_datatrove_folder_dataset_reads_identical_windows(natural) -> None:
 
 
 def test_manifest_records_tokenizer_files_and_byte_ratios(natural) -> None:
-    from pipeline.tokenize.format import fingerprint, load_manifest
+    from pipeline.shards.format import fingerprint, load_manifest
     from pipeline.tokenize.tokenizer import sha256_file
 
     shards, texts, manifest = natural

@@ -196,7 +196,7 @@ def test_stage_order_lists_the_model_stages_in_pipeline_order():
 
 
 def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp_path, monkeypatch):
-    import pipeline.stages.decontaminate as decontaminate
+    import pipeline.curate.decontaminate as decontaminate
     from pipeline.run import curate_run
 
     sys.path.insert(0, str(REPO / "tests"))
@@ -248,7 +248,7 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
     assert (entry["documents_dropped"], entry["documents_cut"]) == (0, 2) and entry["top_items"][0] == [item, 2]
     assert entry["matches"] >= 2 and len(built) == 1  # the index does not depend on the mode: the same file
 
-    from pipeline.curate import curation_fingerprint
+    from pipeline.curate.build import curation_fingerprint
 
     recipe = load_recipe(write_recipe(tmp_path, data))
     before = curation_fingerprint(recipe, recipe.sources[0])
@@ -259,7 +259,7 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
 
 @pytest.mark.parametrize("mode", ["top_percent"])
 def test_top_percent_is_a_classify_mode(mode):
-    from pipeline.stages.classify import MODES, ClassifierConfig
+    from pipeline.curate.classify import MODES, ClassifierConfig
 
     assert mode in MODES
     assert ClassifierConfig(name="q", model="m.bin", mode=mode).top_percent == 10

@@ -19,8 +19,8 @@ from pydantic import ValidationError
 
 from pipeline.classify.model import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
-from pipeline.curate import build_stages
-from pipeline.stages.toxicity import ToxicityConfig, ToxicityError, ToxicityStage
+from pipeline.curate.build import build_stages
+from pipeline.curate.toxicity import ToxicityConfig, ToxicityError, ToxicityStage
 
 # written for these tests: clearly abusive lines aimed at the reader
 ABUSIVE = [
@@ -92,7 +92,7 @@ def test_a_pickle_for_another_scikit_learn_is_an_error_not_a_warning(monkeypatch
     import joblib
     from sklearn.exceptions import InconsistentVersionWarning
 
-    from pipeline.stages.toxicity import BundledScorer
+    from pipeline.curate.toxicity import BundledScorer
 
     def load(path):
         warnings.warn(
@@ -221,7 +221,7 @@ def test_a_fasttext_model_replaces_the_bundled_scorer_for_another_language(tmp_p
 
 
 def test_curation_run_with_toxicity_balances_and_reports_the_rule(tmp_path):
-    from pipeline.curate import curate_source
+    from pipeline.curate.build import curate_source
     from pipeline.run import account_all, prepare_run_dir, write_curation_report
 
     folder = tmp_path / "docs"

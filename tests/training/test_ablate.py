@@ -38,7 +38,7 @@ def cli(*args: str):
 
 
 def write_recipe(tmp_path: Path, **changes) -> Path:
-    from pipeline.sample import generate_sample
+    from sample import generate_sample
 
     sample = tmp_path / "sample"
     if not sample.exists():

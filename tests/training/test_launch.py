@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import training.launch as launch
-from pipeline.tokenize.format import MANIFEST, ShardManifest
+from pipeline.shards.format import MANIFEST, ShardManifest
 from training.config import TrainConfig
 from training.plan.gate import NO_GPU_NOTE, plan_gate, train_plan_options
 from training.plan.options import PlanOptions

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline.shards.format import ShardError
 from pipeline.tokenize.config import TokenizeConfig
-from pipeline.tokenize.format import ShardError
 from tests.helpers.tokenize import write_run
 from training.data import ResumeError, ShardWindows, TorchWindows
 

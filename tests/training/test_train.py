@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import flows  # noqa: F401  (hub offline)
-from pipeline.tokenize.format import ShardError
+from pipeline.shards.format import ShardError
 from tests.helpers.train import STEPS, config, make_shards
 from training.checkpoint import CheckpointMismatch, find_latest
 from training.config import TrainConfig, TrainConfigError, load_train_config

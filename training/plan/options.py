@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError, field_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
-from pipeline.tokenize.format import ShardError, ShardManifest
+from pipeline.shards.format import ShardError, ShardManifest
 from training.config import TrainConfig
 from training.models import ModelError, ModelShape, load_shape
 from training.plan.hardware import DEFAULT_MFU, Attention, Budget, Data, Hardware, Precision, Strategy

@@ -49,7 +49,7 @@ from pydantic import Field, field_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
-from pipeline.readers.common import InputError
+from pipeline.read.common import InputError
 
 _NOT_WORD = re.compile(r"[^\w\s]|_")
 _ASCII_PUNCT = string.punctuation.encode()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-import pipeline.sample.text_en as text_en
+import sample.text_en as text_en
 
 
 class Slots(dict):

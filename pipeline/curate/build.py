@@ -4,7 +4,7 @@ read → [ledger] → extract → language → quality → [classify] → [toxic
 → write curated/<source>/ → [ledger]
 
 With classify ``mode: route`` a route writer sits before the curated writer: the documents a classifier marked go
-to ``curated/<target>/routed-from-<source>/`` (pipeline.routing).
+to ``curated/<target>/routed-from-<source>/`` (pipeline.curate.routing).
 
 Stages come from the recipe (a stage set to null is skipped); the executor kind (local, Slurm, Ray)
 comes from the recipe too, so the same recipe scales out without edits.
@@ -21,18 +21,18 @@ from datatrove.pipeline.base import PipelineStep
 from pipeline import progress
 from pipeline.accounting import Ledger
 from pipeline.config import CurationRecipe, ExecutorConfig, SourceConfig, StagesConfig
+from pipeline.curate.classify import ClassifyStage
+from pipeline.curate.decontaminate import DecontaminateStage
+from pipeline.curate.extract import ExtractStage
+from pipeline.curate.language import LanguageStage
+from pipeline.curate.pii import PIIStage
+from pipeline.curate.quality import QualityStage
+from pipeline.curate.routing import ROUTED_PREFIX, RouteWriter, clear_routed_from
+from pipeline.curate.toxicity import ToxicityStage
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
-from pipeline.readers import build_reader
-from pipeline.readers.tabular import HFDatasetReader
-from pipeline.routing import ROUTED_PREFIX, RouteWriter, clear_routed_from
-from pipeline.stages.classify import ClassifyStage
-from pipeline.stages.decontaminate import DecontaminateStage
-from pipeline.stages.extract import ExtractStage
-from pipeline.stages.language import LanguageStage
-from pipeline.stages.pii import PIIStage
-from pipeline.stages.quality import QualityStage
-from pipeline.stages.toxicity import ToxicityStage
+from pipeline.read import build_reader
+from pipeline.read.tabular import HFDatasetReader
 
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:
@@ -64,7 +64,7 @@ def build_source_pipeline(
     writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
     stages = build_stages(recipe.stages_for(source), str(layout.dropped(source.name)))
     prepare_run_indexes(stages, layout)
-    # classify mode route: marked documents leave for their target's folder after every text stage (pipeline.routing)
+    # classify mode route: marked documents leave for their target's folder after every text stage (curate.routing)
     route = [RouteWriter(layout, source.name)] if recipe.route_targets(source) else []
     return [reader, Ledger("read"), *stages, *route, writer, Ledger("kept")]
 
@@ -83,14 +83,14 @@ FORKSERVER_PRELOAD = (
     "datatrove.pipeline.writers.jsonl",
     "pipeline.accounting",
     "pipeline.progress",
-    "pipeline.routing",
-    "pipeline.readers.folder",
-    "pipeline.readers.tabular",
-    "pipeline.readers.warc",
-    "pipeline.stages.extract",
-    "pipeline.stages.language",
-    "pipeline.stages.pii",
-    "pipeline.stages.quality",
+    "pipeline.curate.routing",
+    "pipeline.read.folder",
+    "pipeline.read.tabular",
+    "pipeline.read.warc",
+    "pipeline.curate.extract",
+    "pipeline.curate.language",
+    "pipeline.curate.pii",
+    "pipeline.curate.quality",
     "pipeline.dedup.filter",
     "pipeline.dedup.io",
     "pipeline.dedup.signatures",
@@ -243,7 +243,7 @@ def curation_fingerprint(
     ]
     decontaminate = recipe.stages_for(source).decontaminate
     if decontaminate is not None:  # an eval set edited in place (same path) must re-curate, not resume
-        from pipeline.stages.decontaminate import index_fingerprint
+        from pipeline.curate.decontaminate import index_fingerprint
 
         parts.append(index_fingerprint(decontaminate))
     return digest("curate", *parts)

@@ -48,7 +48,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
-from pipeline.readers.common import InputError
+from pipeline.read.common import InputError
 from pipeline.text import lid_units
 
 BUNDLED_LANGUAGES = ("en",)

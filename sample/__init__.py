@@ -4,8 +4,8 @@
 crawl of any size for benchmarks. See ``generator.py`` for the layout and the keys of ``truth.json``.
 """
 
-from pipeline.sample.generator import KINDS, LANGUAGES, SampleInfo, generate_crawl, generate_sample, plan_counts
-from pipeline.sample.pii import DECOY_TYPES, PII_TYPES
+from sample.generator import KINDS, LANGUAGES, SampleInfo, generate_crawl, generate_sample, plan_counts
+from sample.pii import DECOY_TYPES, PII_TYPES
 
 __all__ = [
     "DECOY_TYPES",

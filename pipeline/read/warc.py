@@ -30,7 +30,7 @@ from typing import IO
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.readers.base import BaseDiskReader
 
-from pipeline.readers.common import (
+from pipeline.read.common import (
     CHUNK,
     DEFAULT_MAX_BYTES,
     HTML_MIME_TYPES,

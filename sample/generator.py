@@ -20,7 +20,7 @@ What the crawl holds (shares of ``pages``; every kind at least once):
   non_html 2 %, binary 0.25 %. PII is planted in ~30 % of good pages, decoys in ~35 %.
 
 ``truth.json`` keys:
-  version, seed, generator     format version (1), the seed, "pipeline.sample"
+  version, seed, generator     format version (1), the seed, "sample"
   warc_files                   file names under crawl/, in order
   counts                       {"kind": {kind: n}, "language_good": {lang: n}, "pii_type": {type: n},
                                "decoy_type": {type: n}} over pages (pii/decoys: values planted in pages)
@@ -77,15 +77,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pipeline.sample.grammar as grammar
-import pipeline.sample.junk as junk
-import pipeline.sample.pii as P
-import pipeline.sample.text_en as text_en
+import sample.grammar as grammar
+import sample.junk as junk
+import sample.pii as P
+import sample.text_en as text_en
 from pipeline.atomic import write_text_atomic
-from pipeline.sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
-from pipeline.sample.domain import DomainDoc, build_domain, write_domain
-from pipeline.sample.layouts import LAYOUTS, render_page, site_name
-from pipeline.sample.warc import SAMPLE_VERSION, Page, write_warcs
+from sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
+from sample.domain import DomainDoc, build_domain, write_domain
+from sample.layouts import LAYOUTS, render_page, site_name
+from sample.warc import SAMPLE_VERSION, Page, write_warcs
 
 LANGUAGES = ("en", "de", "fr", "es", "ru", "zh", "ja", "ar")
 KINDS = (
@@ -155,7 +155,7 @@ class SampleInfo:
 
 
 def _lang(lang: str) -> ModuleType:
-    return importlib.import_module(f"pipeline.sample.text_{lang}")
+    return importlib.import_module(f"sample.text_{lang}")
 
 
 def _split(total: int, shares: dict[str, float]) -> dict[str, int]:
@@ -688,7 +688,7 @@ def _truth_doc(seed: int, pages: list[Page], warc_paths: list[Path], docs: list[
     return {
         "version": SAMPLE_VERSION,
         "seed": seed,
-        "generator": "pipeline.sample",
+        "generator": "sample",
         "warc_files": [path.name for path in warc_paths],
         "counts": {
             "kind": _counts(page_truth, "kind"),
@@ -778,7 +778,7 @@ def generate_sample(
     if docs:
         domain_dir = out_dir / "domain"
         write_domain(docs, domain_dir)
-    (out_dir / _MARKER).write_text(f"crawl/, domain/ and truth.json written by pipeline.sample (seed {seed})\n")
+    (out_dir / _MARKER).write_text(f"crawl/, domain/ and truth.json written by sample (seed {seed})\n")
     truth = _truth_doc(seed, crawl_pages, warc_paths, docs)
     truth_path = out_dir / "truth.json"
     _write_json(truth_path, truth)

@@ -16,8 +16,8 @@ import zlib
 
 from datatrove.data import Document, DocumentsPipeline
 
-from pipeline.readers.common import count_if_empty, decode_bytes, extension, open_decompressed, skip_file
-from pipeline.readers.tabular import JsonlReader
+from pipeline.read.common import count_if_empty, decode_bytes, extension, open_decompressed, skip_file
+from pipeline.read.tabular import JsonlReader
 
 TEXT_EXTENSIONS = (".txt", ".md", ".markdown")
 HTML_EXTENSIONS = (".html", ".htm", ".xhtml")

@@ -5,7 +5,7 @@ guesses the kind for ``kind: auto``. Paths may be a file, a folder or a glob (``
 a glob is split into its fixed folder and the pattern, so ids (relative paths) stay the same as long as the
 folder does. Problems found before any work starts -- a missing path, a folder or glob without a single
 readable file, a Parquet/datasets source without the text column, a hub dataset while offline -- raise
-``InputError`` naming the path; problems inside files become counted placeholders (``pipeline.readers.common``).
+``InputError`` naming the path; problems inside files become counted placeholders (``pipeline.read.common``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import posixpath
 from glob import escape, has_magic
 from typing import TYPE_CHECKING
 
-from pipeline.readers.common import InputError
+from pipeline.read.common import InputError
 
 if TYPE_CHECKING:
     from datatrove.pipeline.base import PipelineStep
@@ -33,8 +33,8 @@ LOOKED_FOR = {
 
 
 def _kind_of_file(path: str) -> str:
-    from pipeline.readers.tabular import is_jsonl_file, is_parquet_file
-    from pipeline.readers.warc import is_warc_file
+    from pipeline.read.tabular import is_jsonl_file, is_parquet_file
+    from pipeline.read.warc import is_warc_file
 
     if is_warc_file(path):
         return "warc"
@@ -146,17 +146,17 @@ def build_reader(source: SourceConfig, path: str | None = None) -> PipelineStep:
     folder, pattern, recursive = split_path(path, options.glob, options.recursive)
     common = _reader_kwargs(source, options) | {"glob_pattern": pattern, "recursive": recursive}
     if kind == "warc":
-        from pipeline.readers.warc import WarcReader
+        from pipeline.read.warc import WarcReader
 
         reader = WarcReader(folder, **common)
     else:
         row_keys = {"text_key": options.text_key, "id_key": options.id_key, "url_key": options.url_key}
         if kind == "jsonl":
-            from pipeline.readers.tabular import JsonlReader as reader_class
+            from pipeline.read.tabular import JsonlReader as reader_class
         elif kind == "parquet":
-            from pipeline.readers.tabular import ParquetReader as reader_class
+            from pipeline.read.tabular import ParquetReader as reader_class
         elif kind == "folder":
-            from pipeline.readers.folder import FolderReader as reader_class
+            from pipeline.read.folder import FolderReader as reader_class
         else:  # pragma: no cover - SourceConfig validates the kind
             raise InputError(f"{path}: unknown source kind {kind!r}")
         reader = reader_class(folder, **common, **row_keys)
@@ -186,7 +186,7 @@ def _check_parquet_column(reader, first: str, text_key: str) -> None:
 
 
 def _build_hf(source: SourceConfig, path: str) -> PipelineStep:
-    from pipeline.readers.tabular import HFDatasetReader, hub_offline
+    from pipeline.read.tabular import HFDatasetReader, hub_offline
 
     options = source.options
     keys = {"text_key": options.text_key, "id_key": options.id_key, "url_key": options.url_key}

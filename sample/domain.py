@@ -15,10 +15,10 @@ import random
 from dataclasses import dataclass, field
 from html import escape
 
-import pipeline.sample.finance as fin
-import pipeline.sample.pii as P
-import pipeline.sample.text_en as text_en
-from pipeline.sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
+import sample.finance as fin
+import sample.pii as P
+import sample.text_en as text_en
+from sample.article import Article, Heading, Paragraph, edit_words, vocabulary_of
 
 DOC_TYPE_CYCLE = (
     "earnings_note",

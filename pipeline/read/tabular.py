@@ -31,7 +31,7 @@ from datatrove.pipeline.readers import HuggingFaceDatasetReader
 from datatrove.pipeline.readers import JsonlReader as DatatroveJsonlReader
 from datatrove.pipeline.readers import ParquetReader as DatatroveParquetReader
 
-from pipeline.readers.common import (
+from pipeline.read.common import (
     CHUNK,
     DEFAULT_MAX_BYTES,
     InputError,

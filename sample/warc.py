@@ -15,7 +15,7 @@ from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.sample.article import Article
+from sample.article import Article
 
 SAMPLE_VERSION = 1
 REQUEST_SHARE = 0.35
@@ -61,7 +61,7 @@ def write_warcs(pages: list[Page], paths: list[Path], rng: random.Random, seed: 
             writer = WARCWriter(handle, gzip=True)
             info_id = _urn(rng)
             fields = (
-                f"software: tokenmill pipeline.sample/{SAMPLE_VERSION}\r\n"
+                f"software: tokenmill sample/{SAMPLE_VERSION}\r\n"
                 "format: WARC File Format 1.0\r\n"
                 f"isPartOf: tokenmill-sample-seed-{seed}\r\n"
                 f"description: synthetic crawl for tests and the demo (seed {seed}, file {index})\r\n"

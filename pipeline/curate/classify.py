@@ -26,7 +26,7 @@ every document here (scored, like ``annotate``); once every source is curated (a
 the rest with rule ``<name>_below_top_percent`` and their score. ``route`` (domain mining)
 drops nothing: a document scoring at or above ``threshold`` is marked ``routed_to: <route_to>`` and leaves the
 remaining classifiers; it goes on through this source's later stages and the writer end of the pipeline sends it
-to the target source (``pipeline.routing``, docs/classify.md).
+to the target source (``pipeline.curate.routing``, docs/classify.md).
 
 The stage runs after ``quality`` and before ``decontaminate`` and ``pii``, on the text the quality rules kept.
 
@@ -52,7 +52,7 @@ from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 
 MODES = ("annotate", "threshold", "top_percent", "pareto", "route")
-#: metadata a ``route`` classifier sets on a document at or above its threshold (read by pipeline.routing)
+#: metadata a ``route`` classifier sets on a document at or above its threshold (read by pipeline.curate.routing)
 ROUTED_TO, ROUTED_BY = "routed_to", "routed_by"
 
 
@@ -189,7 +189,7 @@ class ClassifyStage(AccountedStep):
                     verdicts[i] = Drop(rule=f"{cfg.name}_pareto_sampled", score=score)
                 elif cfg.mode == "route" and score >= cfg.threshold:
                     # only marked here: the document still passes this source's later stages (decontaminate,
-                    # pii, ...); the route writer at the end of the pipeline moves it (pipeline.routing)
+                    # pii, ...); the route writer at the end of the pipeline moves it (pipeline.curate.routing)
                     doc.metadata[ROUTED_TO] = cfg.route_to
                     doc.metadata[ROUTED_BY] = cfg.name
                 else:

@@ -25,8 +25,8 @@ from pathlib import Path
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.writers import JsonlWriter
 
+from pipeline.curate.classify import ROUTED_TO
 from pipeline.layout import RunLayout
-from pipeline.stages.classify import ROUTED_TO
 
 ROUTED_PREFIX = "routed-from-"
 ROUTED_FROM = "routed_from"
