@@ -34,5 +34,5 @@ lint: setup
 bench: setup
 	$(BIN)/python benchmarks/curate_bench.py
 
-clean:
-	rm -rf runs .pytest_cache
+clean:  # only what the demo and the tests create here (runs/sample, runs/demo), never a user's other runs
+	rm -rf runs/sample runs/demo .pytest_cache

@@ -18,6 +18,8 @@ def test_curate_flow_with_input_override(tmp_path: Path, prefect_harness) -> Non
     generate_sample(sample, seed=5, pages=30, warc_files=2, domain_docs=4)
     recipe = yaml.safe_load((REPO / "configs" / "web.yaml").read_text())
     recipe["executor"] = {"kind": "local", "tasks": 1, "workers": 1}
+    # web.yaml's persistent index is relative (runs/index/web): keep it in this test's folder, not the checkout
+    recipe["stages"]["dedup"]["index"] = {"path": str(tmp_path / "index")}
     recipe_path = tmp_path / "web.yaml"
     recipe_path.write_text(yaml.safe_dump(recipe))
 

@@ -1,0 +1,104 @@
+"""The tree's shape, checked: dependencies point one way (flows → training → pipeline), no import cycle between
+modules, no function over 100 lines, and no citation of a file outside the repository (issue #10).
+
+Imports are read with ``ast`` (those under ``if TYPE_CHECKING:`` are not dependencies at run time); deferred
+imports inside functions count like top-level ones, since they are dependencies all the same.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LAYERS = {"pipeline": 0, "training": 1, "flows": 2}
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for package in LAYERS:
+        for path in (REPO / package).rglob("*.py"):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            candidates = [target] + [f"{target}.{alias.name}" for alias in node.names]
+        else:
+            candidates = [alias.name for alias in node.names]
+        found += [(c, node.lineno) for c in candidates if c in modules and c != name]
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, list[tuple[str, int]]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def test_dependencies_point_one_way(graph) -> None:
+    upward = [
+        f"{source}:{line} imports {target}"
+        for source, targets in graph.items()
+        for target, line in targets
+        if LAYERS[target.split(".")[0]] > LAYERS[source.split(".")[0]]
+    ]
+    assert upward == []
+
+
+def test_no_import_cycle_between_modules(graph) -> None:
+    edges = {source: {t for t, _ in targets} for source, targets in graph.items()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+def test_no_function_over_100_lines() -> None:
+    long = []
+    for path in _modules().values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 100:
+                long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1})")
+    assert long == []
+
+
+def test_no_citation_of_a_file_outside_the_repository() -> None:
+    outside = "DESIGN" + ".md"  # the design notes that were never part of this repository
+    folders = ["pipeline", "training", "flows", "sample", "configs", "docs", "benchmarks", "tests"]
+    files = [p for folder in folders for p in (REPO / folder).rglob("*") if p.suffix in (".py", ".md", ".yaml")]
+    cited = [str(p.relative_to(REPO)) for p in files + [REPO / "README.md"] if outside in p.read_text("utf-8")]
+    assert cited == []
