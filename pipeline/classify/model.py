@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
+from pipeline.atomic import partial_path, write_json_atomic
 from pipeline.config_base import StrictModel
 from pipeline.read.common import InputError
 
@@ -248,8 +249,8 @@ def train_classifier(
         )
     finally:
         os.unlink(train_file)
-    tmp_bin = output.with_name(output.name + ".tmp")
-    model.save_model(str(tmp_bin))
+    tmp_bin = partial_path(output)  # fastText writes to a path, not a handle: atomic_open's naming by hand
+    model.save_model(tmp_bin)
     os.replace(tmp_bin, output)
     card: dict[str, Any] = {
         "format": "fasttext",
@@ -265,9 +266,7 @@ def train_classifier(
     }
     if inputs:
         card["inputs"] = inputs
-    tmp_card = card_path(output).with_suffix(".json.tmp")
-    tmp_card.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp_card, card_path(output))
+    write_json_atomic(card_path(output), card, end="\n", indent=2)
     return card
 
 

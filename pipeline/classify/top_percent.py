@@ -40,7 +40,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import shutil
 from array import array
 from contextlib import contextmanager
@@ -50,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.atomic import atomic_open
 from pipeline.base import Drop, drop_row
 from pipeline.config import RecipeError
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
@@ -120,7 +120,10 @@ def _lines(path: Path):
 @contextmanager
 def _gzip_writer(path: Path):
     # mtime=0: the same documents give the same bytes, so a resumed pass is byte-identical to an unbroken one
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=3) as out:
+    with (
+        atomic_open(path, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=3) as out,
+    ):
         yield out
 
 
@@ -257,10 +260,9 @@ def _rewrite_files(
             continue
         out = layout.root / "top_percent" / source / names[number]
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = out.with_name(out.name + ".tmp")
         if not (mine >= 0).any():
-            shutil.copyfile(path, tmp_out)
-            os.replace(tmp_out, out)
+            with atomic_open(out, "wb") as handle, open(path, "rb") as source_file:
+                shutil.copyfileobj(source_file, handle)
         else:
             _split_file(path, out, layout.dropped(source) / DROPS_FOLDER / names[number], mine, source, rules, cutoffs)
         write_fingerprint(marker, fingerprint, {"kept": int((mine < 0).sum()), "dropped": int((mine >= 0).sum())})
@@ -279,9 +281,8 @@ def _split_file(
     import orjson
 
     drops.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_name(out.name + ".tmp")
-    tmp_drops = drops.with_name(drops.name + ".tmp")
-    with _gzip_writer(tmp_out) as kept_handle, _gzip_writer(tmp_drops) as drop_handle:
+    # the drops file is in place before the kept one (the inner writer closes first), as the marker expects
+    with _gzip_writer(out) as kept_handle, _gzip_writer(drops) as drop_handle:
         for line, decided in zip(_lines(path), mine, strict=True):
             if decided < 0:
                 kept_handle.write(line if line.endswith(b"\n") else line + b"\n")
@@ -289,8 +290,6 @@ def _split_file(
             rule = rules[int(decided)]
             row = _drop_row(orjson.loads(line), source, rule, cutoffs[int(decided)])
             drop_handle.write(json.dumps(row, ensure_ascii=False).encode() + b"\n")
-    os.replace(tmp_drops, drops)
-    os.replace(tmp_out, out)
 
 
 def _drop_row(doc: dict[str, Any], source: str, rule: TopPercentRule, cutoff: float | None) -> dict[str, Any]:

@@ -47,6 +47,7 @@ import numpy as np
 from datatrove.data import Document
 from pydantic import Field, field_validator
 
+from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 from pipeline.read.common import InputError
@@ -389,12 +390,10 @@ class DecontaminateStage(AccountedStep):
             index = EvalIndex(self.config)
             seconds = time.process_time() - started
             folder.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as handle:
+            with atomic_open(path, "wb") as handle:
                 pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
             card = {"eval_sets": index.stats, "windows": index.windows, "build_cpu_seconds": round(seconds, 3)}
-            path.with_suffix(".json").write_text(json.dumps(card, indent=1), encoding="utf-8")
+            write_json_atomic(path.with_suffix(".json"), card, indent=1)
         self.index_path = str(path)
         return path
 
