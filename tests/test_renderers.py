@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from pipeline.accounting import SourceAccount
 from pipeline.dedup.config import DedupConfig, recipe_dedup_settings
 from pipeline.dedup.result import DedupResult, SourceCounts, dedup_report_md, dedup_source_rows
 from pipeline.report import funnel_markdown, shard_rows, shards_markdown, source_rows
-from pipeline.tokenize.format import MANIFEST, ShardManifest
+from pipeline.tokenize.format import MANIFEST, ShardError, ShardManifest
 
 
 def test_funnel_rows_are_the_reports_rows_in_pipeline_order() -> None:
@@ -91,6 +93,9 @@ def test_a_manifest_with_an_unknown_per_source_key_loads_and_renders(tmp_path) -
     # a malformed routed_from (not an object per origin) is tolerated too: no routed tokens, no crash
     broken = ShardManifest.from_dict({**manifest, "sources": {"finance": {**entry, "routed_from": {"web": 3}}}})
     assert routed_tokens(broken) == {} and shard_rows(broken)[0][0] == "finance"
+    no_path = ShardManifest.from_dict({**manifest, "splits": {"train": {"files": [{"tokens": 3}]}}})
+    with pytest.raises(ShardError, match="splits.train: a file entry needs path"):
+        no_path.split_files("train", tmp_path)
 
 
 def test_dedup_report_takes_the_result_or_its_dict_and_the_cli_rows_match() -> None:

@@ -189,8 +189,13 @@ class Split:
     @classmethod
     def from_json(cls, name: str, data: Any) -> Split:
         data = _object(data)
-        files = tuple(ShardFile(str(f["path"]), int(f["tokens"]), int(f["documents"])) for f in data.get("files") or [])
-        return cls(name, files, int(data.get("documents") or 0), int(data.get("tokens") or 0))
+        try:
+            files = tuple(
+                ShardFile(str(f["path"]), int(f["tokens"]), int(f["documents"])) for f in data.get("files") or []
+            )
+            return cls(name, files, int(data.get("documents") or 0), int(data.get("tokens") or 0))
+        except (KeyError, TypeError, ValueError) as error:  # a reader cannot find the files: say which split
+            raise ShardError(f"splits.{name}: a file entry needs path, tokens and documents ({error!r})") from None
 
 
 @dataclass(frozen=True)
