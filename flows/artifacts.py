@@ -25,6 +25,7 @@ from pipeline.report import (
     shards_markdown,
     without_images,
 )
+from pipeline.shards.format import ShardManifest
 
 #: publish(key, markdown, description)
 Publish = Callable[[str, str, str], None]
@@ -73,10 +74,13 @@ def publish_dedup_artifact(
     publish_markdown(key, dedup_report_md(result), description)
 
 
-def publish_shards_artifact(manifest: dict[str, Any], of: str | None = None) -> None:
-    """The shard manifest (``token-mix``) as report.md's shards section renders it; ``of``: what was tokenized."""
+def publish_shards_artifact(manifest: ShardManifest | dict[str, Any], of: str | None = None) -> None:
+    """The shard manifest (``token-mix``) as report.md's shards section renders it; ``of``: what was tokenized.
+
+    Takes the JSON too: both callers (``tokenize`` flow, ``publish_stage_artifacts``) hold the tokenize task's
+    result, which Prefect passes as the manifest's JSON."""
     description = "tokenmill token shards: tokens per source and split" + (f" of {of}" if of else "")
-    publish_markdown("token-mix", shards_markdown(manifest), description)
+    publish_markdown("token-mix", shards_markdown(ShardManifest.from_dict(manifest)), description)
 
 
 def publish_plan_artifact(plan_markdown: str) -> None:

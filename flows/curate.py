@@ -22,6 +22,7 @@ from flows.tasks import account_and_report_task, curate_source_task, dedup_task,
 from pipeline.atomic import write_json_atomic
 from pipeline.layout import RunLayout
 from pipeline.run import CurationSteps, curate_run, resolve_run
+from pipeline.shards.format import ShardManifest
 from training.recipe import Recipe, load_recipe
 
 
@@ -123,7 +124,7 @@ def _curate_locked(
                 "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 "input": input,
                 "documents": sum(s["kept_final"] for s in summary["sources"]),
-                "tokens": manifest.get("totals"),
+                "tokens": ShardManifest.from_dict(manifest).totals.to_json(),
             },
         )
         result["corpus_manifest"] = str(corpus)

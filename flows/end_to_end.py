@@ -104,7 +104,7 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
         from pipeline.curate.routing import routed_tokens
         from pipeline.shards.format import ShardManifest
 
-        routed = routed_tokens(ShardManifest.read(options.manifest).raw)
+        routed = routed_tokens(ShardManifest.read(options.manifest))
         if routed:
             the_plan.data["routed_tokens"] = routed
     write_report(the_plan, layout.root)
@@ -158,11 +158,13 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         run_summary,
         shards_markdown,
     )
+    from pipeline.shards.format import ShardManifest
 
     layout = RunLayout.at(recipe.output_dir)
     if results.get("tokenize"):
-        add_section(layout, "shards", shards_markdown(results["tokenize"]), results["tokenize"])
-        routed = routed_section((results.get("curation") or {}).get("sources") or [], results["tokenize"])
+        manifest = ShardManifest.from_dict(results["tokenize"])  # the tokenize task returns the manifest's JSON
+        add_section(layout, "shards", shards_markdown(manifest), results["tokenize"])
+        routed = routed_section((results.get("curation") or {}).get("sources") or [], manifest)
         if routed is not None:  # classify mode route: the tokens each crawl contributed to each domain source
             add_section(layout, "routed_tokens", *routed)  # beside curation's "routed" (documents), not over it
     if results.get("plan"):

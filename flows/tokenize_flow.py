@@ -14,6 +14,7 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_shards_artifact
+from pipeline.shards.format import ShardManifest, SourceEntry
 
 
 @task(name="tokenize-shards")
@@ -56,17 +57,27 @@ def tokenize(
     logger.info("tokenizing %s into %s", input, output)
     manifest = tokenize_task(input, output, settings, mix, recipe_hash)
     publish_shards_artifact(manifest, of=input)
-    for warning in manifest["warnings"]:
+    shards = ShardManifest.from_dict(manifest)
+    for warning in shards.warnings:
         logger.warning(warning)
     return {
         "shards": output,
         "manifest": str(Path(output) / "manifest.json"),
-        "fingerprint": manifest["fingerprint"],
-        "dtype": manifest["dtype"],
-        "totals": manifest["totals"],
-        "sources": {
-            name: {k: s[k] for k in ("requested_share", "achieved_share", "repeats", "tokens", "documents")}
-            for name, s in manifest["sources"].items()
-        },
-        "warnings": manifest["warnings"],
+        "fingerprint": shards.fingerprint,
+        "dtype": shards.dtype,
+        "totals": shards.totals.to_json(),
+        "sources": {name: _source_summary(entry) for name, entry in shards.sources.items()},
+        "warnings": shards.warnings,
+    }
+
+
+def _source_summary(entry: SourceEntry) -> dict[str, Any]:
+    """What the flow returns of one source: the mix's shares and repeats, tokens and documents per split."""
+    tokens, documents = entry.tokens, entry.documents
+    return {
+        "requested_share": entry.requested_share,
+        "achieved_share": entry.achieved_share,
+        "repeats": entry.repeats,
+        "tokens": {"train": tokens.train, "heldout": tokens.heldout, "mixed": tokens.mixed},
+        "documents": {"train": documents.train, "heldout": documents.heldout, "mixed": documents.mixed},
     }

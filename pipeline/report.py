@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.accounting import SourceAccount
 from pipeline.base import cut_at_token
 from pipeline.layout import RunLayout
+from pipeline.shards.format import ShardManifest
 
 #: pipeline order (pipeline/curate/build.py); classify's top_percent pass runs after dedup but its drops carry stage
 #: classify, so they are counted there
@@ -630,7 +631,7 @@ def _num(value: Any) -> str:
 
 
 def routed_section(
-    accounts: list[dict[str, Any]], manifest: dict[str, Any] | None = None
+    accounts: list[dict[str, Any]], manifest: ShardManifest | None = None
 ) -> tuple[str, dict[str, Any]] | None:
     """The "Routed" section (classify ``mode: route``): per crawl, the documents and tokens it contributed to each
     domain source; ``None`` when nothing is routed in this run.
@@ -639,6 +640,7 @@ def routed_section(
     (counted at curation, before dedup). ``manifest``: the shards manifest, whose
     ``sources.<target>.routed_from.<origin>`` gives the documents and tokens that reached tokenize (after dedup).
     """
+    tokenized_by = {name: entry.routed_from for name, entry in manifest.sources.items()} if manifest else {}
     rows = []
     by_name = {a["source"]: a for a in accounts}
     for origin in accounts:
@@ -651,12 +653,10 @@ def routed_section(
                 "share_of_read": round(routed / origin["read"], 6) if origin["read"] else 0.0,
                 "target_kept": (by_name.get(target) or {}).get("kept_final"),
             }
-            tokenized = ((manifest or {}).get("sources", {}).get(target, {}).get("routed_from") or {}).get(
-                origin["source"]
-            )
+            tokenized = tokenized_by.get(target, {}).get(origin["source"])
             if tokenized is not None:
-                entry["tokenized_documents"] = tokenized["documents"]
-                entry["tokens"] = tokenized["tokens"]
+                entry["tokenized_documents"] = tokenized.documents
+                entry["tokens"] = tokenized.tokens
             rows.append(entry)
     if not rows:
         return None
@@ -700,40 +700,38 @@ SHARD_COLUMNS = (
 SHARD_ALIGN = "|---|---:|---:|---:|---:|---:|---:|---:|"
 
 
-def shard_rows(manifest: dict[str, Any]) -> list[list[str]]:
+def shard_rows(manifest: ShardManifest) -> list[list[str]]:
     """The ``SHARD_COLUMNS`` cells of each source of a shard manifest (``manifest.json``); absent figures as ``—``."""
-    sources = manifest.get("sources") or {}
-    rows = {name: info for name, info in sources.items() if isinstance(info, dict)} if isinstance(sources, dict) else {}
     out = []
-    for name, info in rows.items():
-        tokens, docs = info.get("tokens") or {}, info.get("documents") or {}
+    for name, entry in manifest.sources.items():  # an entry that is not an object shows as a row of dashes
+        tokens, docs = entry.tokens, entry.documents
         out.append(
             [
                 name,
-                _amount(tokens.get("train")),
-                _amount(tokens.get("mixed")),
-                _amount(info.get("repeats"), 2),
-                f"{_share(info.get('requested_share'))} → {_share(info.get('achieved_share'))}",
-                _amount(tokens.get("heldout")),
-                f"{_amount(docs.get('train'))} / {_amount(docs.get('heldout'))} / {_amount(docs.get('mixed'))}",
-                _amount(info.get("bytes_per_token"), 2),
+                _amount(tokens.train),
+                _amount(tokens.mixed),
+                _amount(entry.repeats, 2),
+                f"{_share(entry.requested_share)} → {_share(entry.achieved_share)}",
+                _amount(tokens.heldout),
+                f"{_amount(docs.train)} / {_amount(docs.heldout)} / {_amount(docs.mixed)}",
+                _amount(entry.bytes_per_token, 2),
             ]
         )
     return out
 
 
-def shards_markdown(manifest: dict[str, Any]) -> str:
+def shards_markdown(manifest: ShardManifest) -> str:
     """Tokens per source and split as a table, the mix's repeats explained, the tokenizer's warnings."""
-    lines = ["## Token shards", "", f"dtype {manifest.get('dtype')}, vocab {manifest.get('vocab_size'):,}", ""]
+    lines = ["## Token shards", "", f"dtype {manifest.dtype}, vocab {manifest.vocab_size:,}", ""]
     rows = shard_rows(manifest)
     if rows:
         lines += markdown_table(SHARD_COLUMNS, SHARD_ALIGN, rows)
-        totals = manifest.get("totals") or {}
+        totals = manifest.totals
         if totals:
             lines.append(
-                f"| **total** | | **{_amount(totals.get('train_tokens'))}** | | |"
-                f" **{_amount(totals.get('heldout_tokens'))}** | {_amount(totals.get('train_documents'))} (mixed) /"
-                f" {_amount(totals.get('heldout_documents'))} | |"
+                f"| **total** | | **{_amount(totals.train_tokens)}** | | |"
+                f" **{_amount(totals.heldout_tokens)}** | {_amount(totals.train_documents)} (mixed) /"
+                f" {_amount(totals.heldout_documents)} | |"
             )
         lines += [
             "",
@@ -743,7 +741,7 @@ def shards_markdown(manifest: dict[str, Any]) -> str:
             "not new text), below 1 downsampled. Held-out documents are never mixed or repeated.",
             "",
         ]
-    for warning in manifest.get("warnings") or []:
+    for warning in manifest.warnings:
         lines.append(f"- ⚠ {warning}")
     return "\n".join(lines) + "\n"
 
@@ -768,10 +766,9 @@ def funnel_numbers(results: dict[str, Any]) -> dict[str, Any]:
         "documents_kept": sum(s["kept_final"] for s in sources),
         "documents_dropped": sum(s["dropped_total"] for s in sources),
     }
-    manifest = results.get("tokenize") or {}
-    totals = manifest.get("totals") or {}
+    totals = ShardManifest.from_dict(results["tokenize"]).totals if results.get("tokenize") else None
     if totals:
-        numbers["tokens"] = totals
+        numbers["tokens"] = totals.to_json()
     train = results.get("train") or {}
     if train:
         numbers["trained_steps"] = train.get("step")

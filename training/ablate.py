@@ -37,6 +37,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel
 from pipeline.errors import TokenmillError
+from pipeline.shards.format import MANIFEST, ShardManifest
 
 ARMS = ("raw", "curated")
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".text")
@@ -229,7 +230,7 @@ def training_documents(kept: dict[str, Path], target: Path, ids: set[str], keys:
 # ------------------------------------------------------------------------------------------------ train
 
 
-def tokenize_arm(recipe: Any, docs: Path, shards: Path, tokenizer: Path | None) -> dict[str, Any]:
+def tokenize_arm(recipe: Any, docs: Path, shards: Path, tokenizer: Path | None) -> ShardManifest:
     """Tokenize an arm's training documents with the recipe's mix; ``tokenizer``: reuse it (the raw arm)."""
     from pipeline.run import source_mix
     from pipeline.tokenize.config import TokenizeConfig
@@ -240,12 +241,12 @@ def tokenize_arm(recipe: Any, docs: Path, shards: Path, tokenizer: Path | None) 
     if tokenizer is not None:
         base["tokenizer"] = str(tokenizer)
     key, marker = _key(docs, base), shards.parent / "shards.key"
-    if (shards / "manifest.json").is_file() and marker.is_file() and marker.read_text().strip() == key:
-        return json.loads((shards / "manifest.json").read_text(encoding="utf-8"))  # same documents: reuse
+    if (shards / MANIFEST).is_file() and marker.is_file() and marker.read_text().strip() == key:
+        return ShardManifest.read(shards)  # same documents: reuse
     marker.unlink(missing_ok=True)
     manifest = run_tokenize(str(docs), str(shards), TokenizeConfig.model_validate(base), source_mix(recipe))
     marker.write_text(key + "\n", encoding="utf-8")
-    return manifest
+    return ShardManifest.from_dict(manifest, shards / MANIFEST)
 
 
 def _key(docs: Path, settings: dict[str, Any]) -> str:
@@ -308,7 +309,7 @@ def run_ablation(
     one_epoch = None
     probe = arm_train_config(recipe, settings, out / "curated" / "shards", out / "probe", settings.seeds[0], None)
     if probe.max_steps is None and probe.max_tokens is None:  # "one epoch": of the curated arm, for both arms
-        one_epoch = int(manifests["curated"]["totals"]["train_tokens"])
+        one_epoch = int(manifests["curated"].train_tokens)
 
     results: dict[str, dict[int, dict]] = {arm: {} for arm in ARMS}
     for arm in ARMS:
@@ -387,7 +388,7 @@ def summarise(results, references, documents, manifests, settings: AblateConfig)
         "params": first["params"],
         "per_reference": per_reference,
         "documents": documents,
-        "unique_train_tokens": {arm: manifests[arm]["totals"]["train_tokens"] for arm in ARMS},
+        "unique_train_tokens": {arm: manifests[arm].train_tokens for arm in ARMS},
         "runs": {arm: list(results[arm].values()) for arm in ARMS},
         "rule": "a difference is real when it exceeds twice the larger seed spread (sample standard deviation)",
     }

@@ -26,15 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from pipeline.errors import TokenmillError
-from pipeline.shards.format import (
-    HELDOUT_DIR,
-    ShardError,
-    check_shard,
-    load_manifest,
-    numpy_dtype,
-    open_tokens,
-    read_index,
-)
+from pipeline.shards.format import ShardError, ShardManifest, check_shard, open_tokens, read_index
 
 STATE_VERSION = 1
 PERMUTATIONS_CACHED = 4
@@ -70,23 +62,26 @@ class ShardWindows:
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is outside world_size {world_size}")
         self.root = Path(shards_dir)
-        self.manifest = load_manifest(self.root)
-        self.fingerprint: str = self.manifest.get("fingerprint") or ""
+        self.manifest = ShardManifest.load(self.root)
+        self.fingerprint: str = self.manifest.fingerprint
         self.seq_len, self.window_len = seq_len, seq_len + 1
         self.split, self.seed, self.shuffle = split, seed, shuffle
         self.rank, self.world_size = rank, world_size
-        self.dtype = numpy_dtype(self.manifest["dtype"])
-        self.vocab_size = int(self.manifest["tokenizer"]["vocab_size"])
-        self.eos_id = self.manifest["tokenizer"].get("eos_id")
+        self.dtype = self.manifest.token_dtype
+        vocab_size = self.manifest.tokenizer_info.vocab_size
+        if not isinstance(vocab_size, int):
+            raise ShardError(f"{self.manifest.path}: the tokenizer entry records no vocab_size")
+        self.vocab_size = vocab_size
+        self.eos_id = self.manifest.eos_id
 
         self.files: list[Path] = []
         self._tokens: list[np.ndarray] = []
         starts = [0]
-        for entry in self._split_files(split):
-            path = self.root / entry["path"]
-            tokens = open_tokens(path, self.dtype, int(entry["tokens"]))
+        for entry in self.manifest.split_files(split, self.root):
+            path = self.root / entry.path
+            tokens = open_tokens(path, self.dtype, entry.tokens)
             if check != "none":
-                ends = read_index(path, int(entry["documents"]))
+                ends = read_index(path, entry.documents)
                 check_shard(tokens, ends, path, self.eos_id)
             if check == "full" and len(tokens) and int(tokens.max()) >= self.vocab_size:
                 raise ShardError(f"{path}: token id {int(tokens.max())} is outside the vocabulary ({self.vocab_size})")
@@ -108,17 +103,6 @@ class ShardWindows:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._tokens = [open_tokens(path, self.dtype) for path in self.files]
-
-    def _split_files(self, split: str) -> list[dict[str, Any]]:
-        splits = self.manifest["splits"]
-        if split == HELDOUT_DIR:
-            names = sorted(name for name in splits if name.startswith(f"{HELDOUT_DIR}/"))
-        elif split in splits:
-            names = [split]
-        else:
-            raise ShardError(f"{self.root}: no split {split!r} (has: {', '.join(sorted(splits))})")
-        # sorted by path: the order DatatroveFolderDataset lists the files in
-        return sorted((f for name in names for f in splits[name]["files"]), key=lambda f: f["path"])
 
     # ------------------------------------------------------------------------------------------ windows
 

@@ -47,8 +47,10 @@ def print_result(result: dict) -> None:
     if result.get("dedup"):
         console.print(f"dedup: {_dedup_line(result['dedup'])}")
     if result.get("tokenize"):
-        manifest = result["tokenize"]
-        console.print(f"shards: vocab {manifest.get('vocab_size')}, dtype {manifest.get('dtype')}")
+        from pipeline.shards.format import ShardManifest
+
+        manifest = ShardManifest.from_dict(result["tokenize"])  # the flow's result holds the manifest's JSON
+        console.print(f"shards: vocab {manifest.vocab_size}, dtype {manifest.dtype}")
     if result.get("plan"):
         console.print("plan: " + "; ".join(result["plan"]["plan"].get("verdicts", [])))
     if result.get("train"):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flows.errors import print_error
+
+if TYPE_CHECKING:
+    from pipeline.shards.format import ShardManifest
 
 shards_app = typer.Typer(help="Look at token shards written by `tokenmill tokenize`.", no_args_is_help=True)
 
@@ -61,6 +64,7 @@ def tokenize(
 
     from pipeline import progress
     from pipeline.config import RecipeError
+    from pipeline.shards.format import MANIFEST, ShardManifest
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
     from training.recipe import load_recipe
@@ -111,35 +115,35 @@ def tokenize(
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
         print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None
-    _print_summary(console, manifest, output)
+    _print_summary(console, ShardManifest.from_dict(manifest, output / MANIFEST), output)
 
 
-def _print_summary(console, manifest: dict[str, Any], folder: Path) -> None:  # noqa: ANN001 - a rich Console
+def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # noqa: ANN001 - a rich Console
     from rich.markup import escape
     from rich.table import Table
 
     from pipeline.report import SHARD_COLUMNS, shard_rows
 
-    tok = manifest["tokenizer"]
+    tok = manifest.tokenizer_info
     console.print(
-        f"[bold]{folder}[/bold]  tokenizer {tok['path']} ({'trained' if tok['trained'] else 'reused'}, "
-        f"vocab {tok['vocab_size']:,}, sha256 {tok['sha256'][:12]}…)  dtype {manifest['dtype']}  "
-        f"eos {tok['eos_token']!r}={tok['eos_id']}  fingerprint {manifest.get('fingerprint')}"
+        f"[bold]{folder}[/bold]  tokenizer {tok.path} ({'trained' if tok.trained else 'reused'}, "
+        f"vocab {tok.vocab_size:,}, sha256 {(tok.sha256 or '')[:12]}…)  dtype {manifest.dtype}  "
+        f"eos {tok.eos_token!r}={tok.eos_id}  fingerprint {manifest.fingerprint or None}"
     )
     table = Table(*SHARD_COLUMNS)  # the rows of report.md's shards section and the token-mix artifact
     for row in shard_rows(manifest):
         table.add_row(*row)
     console.print(table)
     langs = Table("source", "language", "documents", "bytes/token")
-    for name, entry in manifest["sources"].items():
-        for lang, stats in entry["languages"].items():
-            langs.add_row(name, lang, f"{stats['documents']:,}", f"{stats['bytes_per_token']}")
+    for name, entry in manifest.sources.items():
+        for lang, stats in entry.languages.items():
+            langs.add_row(name, lang, f"{stats.documents:,}", f"{stats.bytes_per_token}")
     console.print(langs)
     files = Table("split", "files", "documents", "tokens")
-    for split, entry in manifest["splits"].items():
-        files.add_row(split, str(len(entry["files"])), f"{entry['documents']:,}", f"{entry['tokens']:,}")
+    for split, entry in manifest.splits.items():
+        files.add_row(split, str(len(entry.files)), f"{entry.documents:,}", f"{entry.tokens:,}")
     console.print(files)
-    for warning in manifest.get("warnings", []):
+    for warning in manifest.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
 
 
@@ -154,26 +158,27 @@ def inspect(
     """Print the manifest and decode one document."""
     from rich.console import Console
 
-    from pipeline.shards.format import ShardError, load_manifest
+    from pipeline.shards.format import ShardError, ShardManifest
     from pipeline.tokenize.verify import load_shard_tokenizer, read_document
 
     console = Console()
     try:
-        manifest = load_manifest(folder)
+        manifest = ShardManifest.load(folder)
         _print_summary(console, manifest, folder)
+        splits = manifest.splits
         if show_files:
-            for name, entry in manifest["splits"].items():
-                for item in entry["files"]:
-                    console.print(f"  {name}: {item['path']}  {item['documents']:,} docs  {item['tokens']:,} tokens")
-        files = manifest["splits"].get(split, {}).get("files", [])
+            for name, entry in splits.items():
+                for item in entry.files:
+                    console.print(f"  {name}: {item.path}  {item.documents:,} docs  {item.tokens:,} tokens")
+        files = splits[split].files if split in splits else ()
         if not files:
-            raise ShardError(f"{folder}: no split {split!r} (has: {', '.join(sorted(manifest['splits']))})")
+            raise ShardError(f"{folder}: no split {split!r} (has: {', '.join(sorted(splits))})")
         first = files[0]
-        if not 0 <= doc < first["documents"]:
-            raise ShardError(f"{first['path']} has documents 0..{first['documents'] - 1}, not {doc}")
-        ids = read_document(folder, first["path"], doc, manifest)
+        if not 0 <= doc < first.documents:
+            raise ShardError(f"{first.path} has documents 0..{first.documents - 1}, not {doc}")
+        ids = read_document(folder, first.path, doc, manifest)
         text = load_shard_tokenizer(folder).decode(ids.tolist(), skip_special_tokens=False)
-        console.rule(f"{first['path']} document {doc}: {len(ids):,} tokens, {len(text):,} characters")
+        console.rule(f"{first.path} document {doc}: {len(ids):,} tokens, {len(text):,} characters")
         console.print(text[:chars] + ("…" if len(text) > chars else ""), markup=False, highlight=False)
     except (ShardError, ValueError) as error:
         print_error(str(error))

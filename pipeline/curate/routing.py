@@ -27,6 +27,7 @@ from datatrove.pipeline.writers import JsonlWriter
 
 from pipeline.curate.classify import ROUTED_TO
 from pipeline.layout import RunLayout
+from pipeline.shards.format import ShardManifest
 
 ROUTED_PREFIX = "routed-from-"
 ROUTED_FROM = "routed_from"
@@ -95,12 +96,12 @@ class RouteWriter(JsonlWriter):
                 self.stat_update(STAT_ROUTED, f"{STAT_ROUTED_TO}{target}")
 
 
-def routed_tokens(manifest: dict) -> dict[str, dict[str, int]]:
+def routed_tokens(manifest: ShardManifest) -> dict[str, dict[str, int]]:
     """origin → target → tokens (train + held out) routed, from a shards manifest's ``sources.<target>.routed_from``."""
     found: dict[str, dict[str, int]] = {}
-    for target, entry in sorted((manifest.get("sources") or {}).items()):
-        for origin, counts in sorted((entry.get(ROUTED_FROM) or {}).items()):
-            found.setdefault(origin, {})[target] = int(counts["tokens"])
+    for target, entry in sorted(manifest.sources.items()):
+        for origin, counts in entry.routed_from.items():  # sorted by origin
+            found.setdefault(origin, {})[target] = counts.tokens
     return found
 
 

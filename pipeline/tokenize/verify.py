@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.shards.format import HELDOUT_DIR, check_shard, load_manifest, numpy_dtype, open_tokens, read_index
+from pipeline.shards.format import HELDOUT_DIR, ShardError, ShardManifest, check_shard, open_tokens, read_index
 from pipeline.tokenize.inputs import discover_inputs, iter_texts
 
 DECODE_BATCH = 1000
@@ -21,28 +21,29 @@ DECODE_BATCH = 1000
 def iter_documents(shards_dir: str | Path, split: str | None = None):
     """Yield ``(split, file, document number, token ids without EOS)`` for every document of the shards."""
     root = Path(shards_dir)
-    manifest = load_manifest(root)
-    dtype = numpy_dtype(manifest["dtype"])
-    eos_id = manifest["tokenizer"].get("eos_id")
-    for name, entry in sorted(manifest["splits"].items()):
+    manifest = ShardManifest.load(root)
+    dtype, eos_id = manifest.token_dtype, manifest.eos_id
+    for name, entry in sorted(manifest.splits.items()):
         if split is not None and name != split and not (split == HELDOUT_DIR and name.startswith(f"{HELDOUT_DIR}/")):
             continue
-        for item in entry["files"]:
-            path = root / item["path"]
-            tokens = open_tokens(path, dtype, int(item["tokens"]))
-            ends = read_index(path, int(item["documents"]))
+        for item in entry.files:
+            path = root / item.path
+            tokens = open_tokens(path, dtype, item.tokens)
+            ends = read_index(path, item.documents)
             check_shard(tokens, ends, path, eos_id)
             start = 0
             for number, end in enumerate(ends.tolist()):
-                yield name, item["path"], number, tokens[start : end - 1]
+                yield name, item.path, number, tokens[start : end - 1]
                 start = end
 
 
-def read_document(shards_dir: str | Path, relative_path: str, number: int, manifest: dict | None = None) -> np.ndarray:
+def read_document(
+    shards_dir: str | Path, relative_path: str, number: int, manifest: ShardManifest | None = None
+) -> np.ndarray:
     """Token ids (EOS dropped) of document ``number`` of one shard file."""
-    manifest = manifest or load_manifest(shards_dir)
+    manifest = manifest or ShardManifest.load(shards_dir)
     path = Path(shards_dir) / relative_path
-    tokens = open_tokens(path, numpy_dtype(manifest["dtype"]))
+    tokens = open_tokens(path, manifest.token_dtype)
     ends = read_index(path)
     start = int(ends[number - 1]) if number else 0
     return tokens[start : int(ends[number]) - 1]
@@ -51,8 +52,10 @@ def read_document(shards_dir: str | Path, relative_path: str, number: int, manif
 def load_shard_tokenizer(shards_dir: str | Path):
     from tokenizers import Tokenizer
 
-    manifest = load_manifest(shards_dir)
-    return Tokenizer.from_file(str(Path(shards_dir) / manifest["tokenizer"]["path"]))
+    manifest = ShardManifest.load(shards_dir)
+    if manifest.tokenizer_info.path is None:
+        raise ShardError(f"{manifest.path}: the tokenizer entry names no file (tokenizer.path)")
+    return Tokenizer.from_file(str(Path(shards_dir) / manifest.tokenizer_info.path))
 
 
 def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) -> dict[str, Any]:
@@ -94,8 +97,8 @@ def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) 
         decoded = hashes["train"] | hashes["heldout"]
         missing, extra = len(expected - decoded), len(decoded - expected)
         report.update({"input_distinct_texts": len(expected), "missing_from_shards": missing, "not_in_input": extra})
-        sources = load_manifest(shards_dir).get("sources", {})
-        downsampled = sorted(name for name, entry in sources.items() if entry.get("repeats", 1) < 1)
+        sources = ShardManifest.load(shards_dir).sources
+        downsampled = sorted(name for name, entry in sources.items() if entry.repeats is not None and entry.repeats < 1)
         report["downsampled_sources"] = downsampled
         if missing and not downsampled:  # a source mixed below its natural size legitimately leaves texts out
             report["problems"].append(f"{missing} input texts are in no shard")

@@ -77,6 +77,7 @@ def test_nested_headings_and_images_for_the_prefect_ui() -> None:
 
 def test_token_table_and_rounded_summary() -> None:
     from pipeline.report import run_summary, shards_markdown
+    from pipeline.shards.format import ShardManifest
 
     manifest = {
         "dtype": "uint16",
@@ -93,7 +94,7 @@ def test_token_table_and_rounded_summary() -> None:
         "totals": {"train_tokens": 125000, "train_documents": 900, "heldout_tokens": 9000, "heldout_documents": 40},
         "warnings": [],
     }
-    table = shards_markdown(manifest)
+    table = shards_markdown(ShardManifest.from_dict(manifest))
     assert "| finance | 20,000 | 62,832 | 3.14 | 50.0 % → 49.9 % | 2,100 | 50 / 5 / 157 |" in table
     assert "upsampled repeats are extra copies of the same documents" in table
     assert "`{" not in table  # no raw JSON in a cell
