@@ -26,16 +26,8 @@ class _DedupRows(StoredDocumentRows):
 
     empty_text_rule = "missing_text"
 
-    def __init__(
-        self,
-        data_folder: str,
-        paths_file: str,
-        text_key: str = "text",
-        id_key: str = "id",
-        default_source: str | None = None,
-        source_from_subfolder: bool = False,
-    ):
-        super().__init__(data_folder, paths_file, text_key=text_key, id_key=id_key)
+    def __init__(self, *args, default_source: str | None = None, source_from_subfolder: bool = False, **keys):
+        super().__init__(*args, **keys)  # data_folder, paths_file, text_key, id_key (StoredDocumentRows)
         self.default_source, self.source_from_subfolder = default_source, source_from_subfolder
 
     def _source_for(self, filepath: str) -> str:

@@ -196,10 +196,10 @@ class StoredDocumentRows:
         return f"{file}/{index}"
 
 
-class JsonlReader(RowConverter, DatatroveJsonlReader):
-    """JSON Lines, one document per line; compression from the extension (.gz, .zst, .bz2, .xz)."""
-
-    name = "🐿 JSONL (accounted)"
+class RowFileReader(RowConverter):
+    """The options and the ``read_file`` of the file row readers (JSONL, Parquet), put before datatrove's reader
+    class: a file the suffix table does not give to this reader is a counted skip, a file without a row is
+    counted as empty, and ``read_rows`` yields the file's documents and placeholders."""
 
     def __init__(
         self,
@@ -213,27 +213,37 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
         glob_pattern: str | None = None,
         recursive: bool = True,
         paths_file=None,
+        **datatrove_options,
     ):
-        super().__init__(
-            data_folder,
-            paths_file=paths_file,
-            limit=limit,
-            text_key=text_key,
-            id_key=id_key,
-            recursive=recursive,
-            glob_pattern=glob_pattern,
-            add_file_path=False,
-        )
+        listing = {"paths_file": paths_file, "limit": limit, "recursive": recursive, "glob_pattern": glob_pattern}
+        keys = {"text_key": text_key, "id_key": id_key}
+        super().__init__(data_folder, **listing, **keys, **datatrove_options)  # type: ignore[call-arg]
+        self.add_file_path = False
         self._row_options(source, text_key, id_key, url_key, max_bytes)
 
     def accepts(self, path: str) -> bool:
-        return is_jsonl_file(path)
+        raise NotImplementedError
+
+    def read_rows(self, filepath: str) -> DocumentsPipeline:
+        raise NotImplementedError
 
     def read_file(self, filepath: str) -> DocumentsPipeline:
         if not self.accepts(filepath):
             skip_file(self, filepath)
             return
-        yield from count_if_empty(self, self.read_lines(filepath))
+        yield from count_if_empty(self, self.read_rows(filepath))
+
+
+class JsonlReader(RowFileReader, DatatroveJsonlReader):
+    """JSON Lines, one document per line; compression from the extension (.gz, .zst, .bz2, .xz)."""
+
+    name = "🐿 JSONL (accounted)"
+
+    def accepts(self, path: str) -> bool:
+        return is_jsonl_file(path)
+
+    def read_rows(self, filepath: str) -> DocumentsPipeline:
+        return self.read_lines(filepath)
 
     def read_lines(self, filepath: str) -> DocumentsPipeline:
         import orjson
@@ -299,46 +309,16 @@ def _skip_rest_of_line(stream) -> int:
             return skipped
 
 
-class ParquetReader(RowConverter, DatatroveParquetReader):
-    """Parquet files, one document per row; the text column is ``text_key``."""
+class ParquetReader(RowFileReader, DatatroveParquetReader):
+    """Parquet files, one document per row; the text column is ``text_key`` (``batch_size``: rows per batch)."""
 
     name = "📒 Parquet (accounted)"
-
-    def __init__(
-        self,
-        data_folder,
-        source: str,
-        text_key: str = "text",
-        id_key: str = "id",
-        url_key: str | None = "url",
-        max_bytes: int | None = DEFAULT_MAX_BYTES,
-        limit: int = -1,
-        glob_pattern: str | None = None,
-        recursive: bool = True,
-        paths_file=None,
-        batch_size: int = 1000,
-    ):
-        super().__init__(
-            data_folder,
-            paths_file=paths_file,
-            limit=limit,
-            batch_size=batch_size,
-            text_key=text_key,
-            id_key=id_key,
-            recursive=recursive,
-            glob_pattern=glob_pattern,
-        )
-        self.add_file_path = False
-        self._row_options(source, text_key, id_key, url_key, max_bytes)
 
     def accepts(self, path: str) -> bool:
         return is_parquet_file(path)
 
-    def read_file(self, filepath: str) -> DocumentsPipeline:
-        if not self.accepts(filepath):
-            skip_file(self, filepath)
-            return
-        yield from count_if_empty(self, self._read_parquet(filepath))
+    def read_rows(self, filepath: str) -> DocumentsPipeline:
+        return self._read_parquet(filepath)
 
     def _read_parquet(self, filepath: str) -> DocumentsPipeline:
         import pyarrow.parquet as pq
