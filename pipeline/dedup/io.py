@@ -1,11 +1,11 @@
 """Reading the documents to dedup: a run's ``curated/`` folder, or any JSONL / Parquet dataset (CLI).
 
-datatrove's ``JsonlReader`` / ``ParquetReader`` do the reading and the sharding (``files[rank::world_size]``,
-the same in the signature and the filter stage, which is what lets the filter step line decisions up with
-documents by position). Two things are changed, because they would lose documents silently:
-a line that is not JSON and a document without text are skipped there with a log warning; here they become
-*placeholders* (``text=""``, ``metadata.read_error`` = ``bad_json`` / ``missing_text`` / ``corrupt_file``),
-the convention of ``pipeline.read``: dedup drops them with stage ``read`` and that rule, so they are counted.
+The readers are curation's (``pipeline.read.tabular.JsonlReader`` / ``ParquetReader``: one row loop, one
+placeholder rule) with dedup's hooks (``_DedupRows``). datatrove's ``run`` does the sharding
+(``files[rank::world_size]`` of a ``paths_file``, the same in the signature and the filter stage, which is what
+lets the filter step line decisions up with documents by position). A record that cannot be read becomes a
+placeholder (``text=""``, ``metadata.read_error`` = ``bad_json`` / ``missing_text`` / ``bad_text`` /
+``truncated_file`` / ``corrupt_file``...): dedup drops it with stage ``read`` and that rule, so it is counted.
 A document without ``metadata.source`` gets the name of its sub-folder (curated runs) or a default source.
 """
 
@@ -14,101 +14,37 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from datatrove.data import Document
-from datatrove.pipeline.readers.jsonl import JsonlReader
-from datatrove.pipeline.readers.parquet import ParquetReader
-
 from pipeline.atomic import write_text_atomic
 from pipeline.read.common import discovered_kind, input_kind
-from pipeline.read.common import placeholder as _placeholder
+from pipeline.read.tabular import JsonlReader, ParquetReader, StoredDocumentRows
 
 
-class _SourceMixin:
-    """Fills ``metadata.source`` and turns text-less rows into placeholders instead of skipping them."""
+class _DedupRows(StoredDocumentRows):
+    """Dedup's hooks on the curation row loop: the source is the row's own ``metadata.source``, else its
+    sub-folder (curated runs) or the default source; an empty text is ``missing_text`` too (dedup has no extract
+    stage to count an empty document as ``empty``)."""
 
-    default_source: str | None
-    source_from_subfolder: bool
+    empty_text_rule = "missing_text"
+
+    def __init__(self, *args, default_source: str | None = None, source_from_subfolder: bool = False, **keys):
+        super().__init__(*args, **keys)  # data_folder, paths_file, text_key, id_key (StoredDocumentRows)
+        self.default_source, self.source_from_subfolder = default_source, source_from_subfolder
 
     def _source_for(self, filepath: str) -> str:
         if self.source_from_subfolder and os.sep in filepath.strip(os.sep):
             return filepath.strip(os.sep).split(os.sep)[0]
         return self.default_source or "default"
 
-    def get_document_from_dict(self, data: dict, source_file: str, id_in_file: int | str):
-        parsed = self.adapter(data, source_file, id_in_file)
-        source = (parsed.get("metadata") or {}).get("source") or self._source_for(source_file)
-        text = parsed.get("text")
-        if not isinstance(text, str) or not text:
-            rule = "missing_text" if not text else "bad_text"
-            return _placeholder(source, source_file, id_in_file, rule)
-        meta = dict(parsed.get("metadata") or {})
-        meta["source"] = source
-        return Document(text=text, id=str(parsed.get("id")), metadata=meta)
+    def row_source(self, file: str, metadata: dict | None) -> str:
+        return (metadata or {}).get("source") or self._source_for(file)
 
 
-class DedupJsonlReader(_SourceMixin, JsonlReader):
+class DedupJsonlReader(_DedupRows, JsonlReader):
     name = "🐿 Jsonl (dedup input)"
 
-    def __init__(
-        self,
-        data_folder: str,
-        paths_file: str,
-        text_key: str = "text",
-        id_key: str = "id",
-        default_source: str | None = None,
-        source_from_subfolder: bool = False,
-    ):
-        super().__init__(data_folder, paths_file=paths_file, text_key=text_key, id_key=id_key, add_file_path=False)
-        self.default_source, self.source_from_subfolder = default_source, source_from_subfolder
 
-    def read_file(self, filepath: str):
-        import orjson
-
-        source = self._source_for(filepath)
-        line_no = 0
-        try:
-            with self.data_folder.open(filepath, "r", compression=self.compression) as handle:
-                for line_no, line in enumerate(handle):
-                    if not line.strip():
-                        continue
-                    try:
-                        data = orjson.loads(line)
-                    except orjson.JSONDecodeError as error:
-                        yield _placeholder(source, filepath, line_no, "bad_json", str(error))
-                        continue
-                    if not isinstance(data, dict):
-                        yield _placeholder(source, filepath, line_no, "bad_json", "line is not a JSON object")
-                        continue
-                    yield self.get_document_from_dict(data, filepath, line_no)
-        except (OSError, EOFError, UnicodeDecodeError, ValueError) as error:
-            # a damaged compressed stream ends the file; what could not be read is one counted placeholder
-            yield _placeholder(source, filepath, f"{line_no}+", "corrupt_file", f"{type(error).__name__}: {error}")
-
-
-class DedupParquetReader(_SourceMixin, ParquetReader):
+class DedupParquetReader(_DedupRows, ParquetReader):
     name = "📒 Parquet (dedup input)"
-
-    def __init__(
-        self,
-        data_folder: str,
-        paths_file: str,
-        text_key: str = "text",
-        id_key: str = "id",
-        default_source: str | None = None,
-        source_from_subfolder: bool = False,
-    ):
-        super().__init__(data_folder, paths_file=paths_file, text_key=text_key, id_key=id_key)
-        self.default_source, self.source_from_subfolder = default_source, source_from_subfolder
-
-    def read_file(self, filepath: str):
-        produced = 0
-        try:
-            for document in super().read_file(filepath):
-                produced += 1
-                yield document
-        except Exception as error:  # noqa: BLE001 - pyarrow raises many types; the file is counted, not fatal
-            source = self._source_for(filepath)
-            yield _placeholder(source, filepath, f"{produced}+", "corrupt_file", f"{type(error).__name__}: {error}")
 
 
 @dataclass

@@ -54,15 +54,32 @@ def is_parquet_file(path: str) -> bool:
 
 
 class RowConverter:
-    """Row dict → Document, shared by the JSONL, Parquet, datasets and folder readers."""
+    """Row dict → Document, shared by the JSONL, Parquet, datasets and folder readers -- and by dedup's and
+    tokenize's inputs, which differ only in the hooks below (class attributes and small methods), so that
+    parsing, broken-row handling, size limits and placeholders exist once.
+
+    Hooks (the defaults are curation's):
+    - ``row_source(file, metadata)``: the source of a row (``metadata``: the row's merged metadata; ``None`` for
+      a record that could not be parsed). Curation: the recipe's source name.
+    - ``stamp(metadata, file, source)``: what the reader adds to a kept row's metadata. Curation: ``source``,
+      ``format="text"`` and ``file``.
+    - ``fallback_id(file, index)``: the id of a row without one. Curation: ``f"{file}:{index}"``.
+    - ``null_text_rule`` / ``empty_text_rule``: what a null / an empty text becomes (``None`` for an empty text:
+      kept, extract counts it as ``empty``).
+    - ``rule_names``: the names a consumer has always reported a rule under (tokenize's manifest keys).
+    - ``max_bytes=None``: no size limit (dedup and tokenize read documents curation already bounded).
+    """
 
     source: str
     text_key: str
     id_key: str
-    url_key: str
-    max_bytes: int
+    url_key: str | None
+    max_bytes: int | None
+    null_text_rule: str = "bad_text"  # a null is no text at all (a broken export), not an empty document
+    empty_text_rule: str | None = None
+    rule_names: dict[str, str] = {}
 
-    def _row_options(self, source: str, text_key: str, id_key: str, url_key: str, max_bytes: int) -> None:
+    def _row_options(self, source: str, text_key: str, id_key: str, url_key: str | None, max_bytes: int | None) -> None:
         self.source, self.text_key, self.id_key, self.url_key, self.max_bytes = (
             source,
             text_key,
@@ -71,35 +88,57 @@ class RowConverter:
             max_bytes,
         )
 
+    def row_source(self, file: str, metadata: dict | None) -> str:
+        return self.source
+
+    def stamp(self, metadata: dict, file: str, source: str) -> None:
+        metadata.update(source=source, format="text", file=file)
+
+    def fallback_id(self, file: str, index: int) -> str:
+        return f"{file}:{index}"
+
     def row_document(self, row: Any, file: str, index: int, sanitize: bool = False) -> Document:
         if not isinstance(row, dict):
             return self._bad(file, index, "bad_json", f"a row must be a JSON object, got {type(row).__name__}")
-        if self.text_key not in row:
-            keys = ", ".join(sorted(map(str, row))[:12])
-            return self._bad(file, index, "missing_text", f"no {self.text_key!r} field (fields: {keys})")
-        text = row.pop(self.text_key)
-        if text is None:  # a null is no text at all (a broken export), not an empty document
-            return self._bad(file, index, "bad_text", f"{self.text_key!r} is null")
-        if isinstance(text, (bytes, bytearray)):
-            text = decode_bytes(bytes(text), "utf-8")
-        elif not isinstance(text, str):
-            return self._bad(file, index, "bad_text", f"{self.text_key!r} is a {type(text).__name__}, not text")
+        fields = None if self.text_key in row else ", ".join(sorted(map(str, row))[:12])
+        text = row.pop(self.text_key, None)
         raw_id = row.pop(self.id_key, None)
-        doc_id = str(raw_id) if raw_id not in (None, "") else f"{file}:{index}"
         nested = row.pop("metadata", None)
         metadata = dict(nested) if isinstance(nested, dict) else ({} if nested is None else {"metadata": nested})
-        url = row.pop(self.url_key, None)
+        url = row.pop(self.url_key, None) if self.url_key else None
         metadata.update(row)
         if sanitize:
             metadata = jsonable(metadata)
+        # the source is known before the text is judged: a placeholder is counted under its row's source
+        source = self.row_source(file, metadata)
+        problem = self._text_problem(text, fields)
+        if problem:
+            return self._bad(file, index, *problem, source=source)
+        if isinstance(text, (bytes, bytearray)):
+            text = decode_bytes(bytes(text), "utf-8")
+        doc_id = str(raw_id) if raw_id not in (None, "") else self.fallback_id(file, index)
         if url is not None:
             metadata["url"] = url if isinstance(url, str) else str(url)
-        metadata.update(source=self.source, format="text", file=file)
+        self.stamp(metadata, file, source)
         return Document(text=text, id=doc_id, metadata=metadata)
 
-    def _bad(self, file: str, index: int, rule: str, detail: str, **extra) -> Document:
+    def _text_problem(self, text: Any, fields: str | None) -> tuple[str, str] | None:
+        """(rule, detail) of a row's text that cannot be kept, ``None`` for usable text."""
+        if fields is not None:
+            return "missing_text", f"no {self.text_key!r} field (fields: {fields})"
+        if text is None:
+            return self.null_text_rule, f"{self.text_key!r} is null"
+        if text == "" and self.empty_text_rule:
+            return self.empty_text_rule, f"{self.text_key!r} is empty"
+        if not isinstance(text, (str, bytes, bytearray)):
+            return "bad_text", f"{self.text_key!r} is a {type(text).__name__}, not text"
+        return None
+
+    def _bad(self, file: str, index: int, rule: str, detail: str, source: str | None = None, **extra) -> Document:
+        rule = self.rule_names.get(rule, rule)
         self.stat_update(rule)  # type: ignore[attr-defined]
-        return placeholder(self.source, file, index, rule, detail, **extra)
+        source = self.row_source(file, None) if source is None else source
+        return placeholder(source, file, index, rule, detail, **extra)
 
     def batch_documents(self, batch, file: str, start: int, step: int = 1) -> Iterator[Document]:
         """Documents of one Arrow record batch/table; row ``j`` gets index ``start + j * step``."""
@@ -114,7 +153,7 @@ class RowConverter:
             return
         column = batch.column(self.text_key)
         too_big = [False] * rows
-        if (
+        if self.max_bytes is not None and (
             pa.types.is_string(column.type)
             or pa.types.is_large_string(column.type)
             or pa.types.is_binary(column.type)
@@ -136,10 +175,31 @@ class RowConverter:
             yield self.row_document(row, file, index, sanitize=True)
 
 
-class JsonlReader(RowConverter, DatatroveJsonlReader):
-    """JSON Lines, one document per line; compression from the extension (.gz, .zst, .bz2, .xz)."""
+class StoredDocumentRows:
+    """Hooks (``RowConverter``) for reading documents a stage already accepted -- dedup's and tokenize's inputs,
+    mixed in before ``JsonlReader``/``ParquetReader``: the metadata stays as written except for ``source`` (no
+    ``format``/``file``/``url`` rewriting, so ``deduped/`` holds the curated records unchanged), a null text is
+    ``missing_text``, a missing id is ``f"{file}/{index}"`` as datatrove numbers it, and there is no size limit
+    (curation bounded the documents; a dataset given directly is read as datatrove read it). The subclass says
+    where the source comes from (``row_source``)."""
 
-    name = "🐿 JSONL (accounted)"
+    null_text_rule = "missing_text"
+
+    def __init__(self, data_folder: str, paths_file: str | None, text_key: str = "text", id_key: str = "id"):
+        options = {"text_key": text_key, "id_key": id_key, "url_key": None, "max_bytes": None}
+        super().__init__(data_folder, source="", paths_file=paths_file, **options)  # type: ignore[call-arg]
+
+    def stamp(self, metadata: dict, file: str, source: str) -> None:
+        metadata["source"] = source
+
+    def fallback_id(self, file: str, index: int) -> str:
+        return f"{file}/{index}"
+
+
+class RowFileReader(RowConverter):
+    """The options and the ``read_file`` of the file row readers (JSONL, Parquet), put before datatrove's reader
+    class: a file the suffix table does not give to this reader is a counted skip, a file without a row is
+    counted as empty, and ``read_rows`` yields the file's documents and placeholders."""
 
     def __init__(
         self,
@@ -147,33 +207,43 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
         source: str,
         text_key: str = "text",
         id_key: str = "id",
-        url_key: str = "url",
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        url_key: str | None = "url",
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
         limit: int = -1,
         glob_pattern: str | None = None,
         recursive: bool = True,
         paths_file=None,
+        **datatrove_options,
     ):
-        super().__init__(
-            data_folder,
-            paths_file=paths_file,
-            limit=limit,
-            text_key=text_key,
-            id_key=id_key,
-            recursive=recursive,
-            glob_pattern=glob_pattern,
-            add_file_path=False,
-        )
+        listing = {"paths_file": paths_file, "limit": limit, "recursive": recursive, "glob_pattern": glob_pattern}
+        keys = {"text_key": text_key, "id_key": id_key}
+        super().__init__(data_folder, **listing, **keys, **datatrove_options)  # type: ignore[call-arg]
+        self.add_file_path = False
         self._row_options(source, text_key, id_key, url_key, max_bytes)
 
     def accepts(self, path: str) -> bool:
-        return is_jsonl_file(path)
+        raise NotImplementedError
+
+    def read_rows(self, filepath: str) -> DocumentsPipeline:
+        raise NotImplementedError
 
     def read_file(self, filepath: str) -> DocumentsPipeline:
         if not self.accepts(filepath):
             skip_file(self, filepath)
             return
-        yield from count_if_empty(self, self.read_lines(filepath))
+        yield from count_if_empty(self, self.read_rows(filepath))
+
+
+class JsonlReader(RowFileReader, DatatroveJsonlReader):
+    """JSON Lines, one document per line; compression from the extension (.gz, .zst, .bz2, .xz)."""
+
+    name = "🐿 JSONL (accounted)"
+
+    def accepts(self, path: str) -> bool:
+        return is_jsonl_file(path)
+
+    def read_rows(self, filepath: str) -> DocumentsPipeline:
+        return self.read_lines(filepath)
 
     def read_lines(self, filepath: str) -> DocumentsPipeline:
         import orjson
@@ -182,10 +252,10 @@ class JsonlReader(RowConverter, DatatroveJsonlReader):
         try:
             with open_decompressed(self.data_folder, filepath) as stream:
                 while True:
-                    line = stream.readline(self.max_bytes + 1)
+                    line = stream.readline(-1 if self.max_bytes is None else self.max_bytes + 1)
                     if not line:
                         return
-                    if len(line) > self.max_bytes and not line.endswith(b"\n"):
+                    if self.max_bytes is not None and len(line) > self.max_bytes and not line.endswith(b"\n"):
                         size = len(line) + _skip_rest_of_line(stream)
                         detail = f"line of {size} bytes > max_bytes {self.max_bytes}"
                         yield self._bad(filepath, index, "too_large", detail)
@@ -239,46 +309,16 @@ def _skip_rest_of_line(stream) -> int:
             return skipped
 
 
-class ParquetReader(RowConverter, DatatroveParquetReader):
-    """Parquet files, one document per row; the text column is ``text_key``."""
+class ParquetReader(RowFileReader, DatatroveParquetReader):
+    """Parquet files, one document per row; the text column is ``text_key`` (``batch_size``: rows per batch)."""
 
     name = "📒 Parquet (accounted)"
-
-    def __init__(
-        self,
-        data_folder,
-        source: str,
-        text_key: str = "text",
-        id_key: str = "id",
-        url_key: str = "url",
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        limit: int = -1,
-        glob_pattern: str | None = None,
-        recursive: bool = True,
-        paths_file=None,
-        batch_size: int = 1000,
-    ):
-        super().__init__(
-            data_folder,
-            paths_file=paths_file,
-            limit=limit,
-            batch_size=batch_size,
-            text_key=text_key,
-            id_key=id_key,
-            recursive=recursive,
-            glob_pattern=glob_pattern,
-        )
-        self.add_file_path = False
-        self._row_options(source, text_key, id_key, url_key, max_bytes)
 
     def accepts(self, path: str) -> bool:
         return is_parquet_file(path)
 
-    def read_file(self, filepath: str) -> DocumentsPipeline:
-        if not self.accepts(filepath):
-            skip_file(self, filepath)
-            return
-        yield from count_if_empty(self, self._read_parquet(filepath))
+    def read_rows(self, filepath: str) -> DocumentsPipeline:
+        return self._read_parquet(filepath)
 
     def _read_parquet(self, filepath: str) -> DocumentsPipeline:
         import pyarrow.parquet as pq

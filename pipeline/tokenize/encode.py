@@ -138,9 +138,7 @@ class EncodeStep(PipelineStep):
         batch: list[Document] = []
         for doc in data:
             if doc.metadata.get("read_error"):
-                detail = (
-                    doc.metadata.get("read_error_detail") or f"{doc.id} (field {doc.metadata.get('read_error_field')})"
-                )
+                detail = f"{doc.id}: {doc.metadata.get('read_error_detail', '')}"  # the id names file and row
                 part_for(doc.metadata.get("source", "unknown")).skip(doc.metadata["read_error"], str(detail))
                 self.stat_update("skipped")
                 continue

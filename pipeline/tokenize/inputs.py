@@ -7,11 +7,11 @@ Accepted inputs:
 A document's source is its ``source`` field (top level or in ``metadata``); without one it is the first
 folder under the input root, or, for files directly in the root, the file name without suffixes.
 
-datatrove's readers drop a record without text and skip a line that is not JSON with only a log message;
-tokenmill must count every loss, so a record without usable text, a broken line and a Parquet file pyarrow
-cannot read each become a placeholder (``pipeline.read.common.placeholder``, the one rule of every
-reader: ``text=""``, ``id=f"{file}#{where}"``, ``metadata.read_error``). The encoder counts these as skips
-per source and the manifest reports them. Suffixes (``input_kind``) and the name of a source given by path
+The readers are curation's (``pipeline.read.tabular``: one row loop) with tokenize's hooks
+(``_TokenizeRows``): a record without usable text, a broken line and a file that cannot be read each become a
+placeholder (``pipeline.read.common.placeholder``, the one rule of every reader: ``text=""``,
+``id=f"{file}#{where}"``, ``metadata.read_error``). The encoder counts these as skips per source and the
+manifest reports them. Suffixes (``input_kind``) and the name of a source given by path
 (``source_name_for``) are those of ``pipeline.read.common`` too.
 """
 
@@ -23,18 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datatrove.data import Document
-from datatrove.pipeline.readers import JsonlReader, ParquetReader
-
 from pipeline.read.common import (
     COMPRESSION_SUFFIXES,
     JSONL_EXTENSIONS,
     InputError,
     discovered_kind,
     input_kind,
-    placeholder,
     source_name_for,
 )
+from pipeline.read.tabular import JsonlReader, ParquetReader, StoredDocumentRows
 
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 __all__ = ["InputError", "InputPlan", "default_source", "discover_inputs", "iter_texts", "make_reader"]
@@ -113,101 +110,42 @@ def discover_inputs(path: str | Path) -> InputPlan:
     return InputPlan(root=path, origin="folder", files=files)
 
 
-def adapt_record(self: Any, data: dict, path: str, id_in_file: int | str) -> dict:
-    """datatrove adapter: text, id and metadata (with ``source``); a record without usable text is marked."""
-    metadata = data.pop("metadata", None)
-    if not isinstance(metadata, dict):
-        metadata = {} if metadata is None else {"metadata": metadata}
-    text = data.pop(self.text_key, None)
-    doc_id = data.pop(self.id_key, None)
-    meta = {**metadata, **data}
-    meta["source"] = clean_source_name(meta["source"]) if meta.get("source") else default_source(path)
-    if not isinstance(text, str) or not text:
-        meta["read_error"] = "missing_text" if text is None else ("empty_text" if text == "" else "text_not_string")
-        meta["read_error_field"] = self.text_key
-    return {
-        "text": text,
-        "id": str(doc_id) if doc_id is not None else f"{path}/{id_in_file}",
-        "media": [],
-        "metadata": meta,
+class _TokenizeRows(StoredDocumentRows):
+    """Tokenize's hooks on the curation row loop: the source is the record's own (top level or in ``metadata``,
+    cleaned into a folder name) else ``default_source(file)``; an empty text is ``empty_text`` (it has no tokens);
+    the rule names the manifest has always used (``text_not_string``, ``unreadable_file``)."""
+
+    empty_text_rule = "empty_text"
+    rule_names = {
+        "bad_text": "text_not_string",
+        "truncated_file": "unreadable_file",
+        "corrupt_file": "unreadable_file",
+        "corrupt_record": "unreadable_file",
     }
 
-
-class _PlaceholderRows:
-    """``get_document_from_dict`` that returns the placeholder of a record ``adapt_record`` marked, where
-    datatrove's returns ``None`` for a document without text (the loss would not be counted)."""
-
-    def get_document_from_dict(self, data: dict, source_file: str, id_in_file: int | str) -> Document:
-        parsed = self.adapter(data, source_file, id_in_file)  # type: ignore[attr-defined]
-        meta = parsed["metadata"]
-        if meta.get("read_error"):
-            field = {"read_error_field": meta["read_error_field"]}
-            return placeholder(meta["source"], source_file, id_in_file, meta["read_error"], **field)
-        document = Document(text=parsed["text"], id=parsed["id"], metadata=meta)
-        if getattr(self, "add_file_path", False):  # what datatrove's disk readers add
-            document.metadata.setdefault("file_path", self.data_folder.resolve_paths(source_file))  # type: ignore[attr-defined]
-        return document
+    def row_source(self, file: str, metadata: dict | None) -> str:
+        declared = (metadata or {}).get("source")
+        return clean_source_name(declared) if declared else default_source(file)
 
 
-def _placeholder(filepath: str, where: int, rule: str, detail: str) -> Document:
-    return placeholder(default_source(filepath), filepath, where, rule, f"{filepath}: {detail}")
-
-
-class CountingJsonlReader(_PlaceholderRows, JsonlReader):
-    """datatrove's JsonlReader whose broken lines become ``read_error`` placeholders instead of log lines."""
+class CountingJsonlReader(_TokenizeRows, JsonlReader):
+    """Curation's JSONL reader with tokenize's hooks: every broken line is a counted ``read_error`` placeholder."""
 
     name = "🐿 Jsonl (counted errors)"
 
-    def read_file(self, filepath: str) -> Iterator:
-        import orjson
 
-        with self.data_folder.open(filepath, "r", compression=self.compression) as handle:
-            line_number = 0
-            try:
-                for line_number, line in enumerate(handle):  # noqa: B007 - used after the loop on errors
-                    if not line.strip():
-                        continue
-                    with self.track_time():
-                        try:
-                            record = orjson.loads(line)
-                            if not isinstance(record, dict):
-                                raise TypeError("a JSONL line must be an object")
-                        except (orjson.JSONDecodeError, TypeError) as error:
-                            yield _placeholder(filepath, line_number, "bad_json", str(error)[:200])
-                            continue
-                        document = self.get_document_from_dict(record, filepath, line_number)
-                    if document is not None:
-                        yield document
-            except (UnicodeDecodeError, EOFError, OSError) as error:
-                # a truncated .gz or binary garbage ends the file; what was read stays, the rest is one counted error
-                yield _placeholder(filepath, line_number + 1, "unreadable_file", f"{type(error).__name__}: {error}")
-
-
-class CountingParquetReader(_PlaceholderRows, ParquetReader):
-    """datatrove's ParquetReader whose unreadable file becomes one counted ``read_error`` placeholder."""
+class CountingParquetReader(_TokenizeRows, ParquetReader):
+    """Curation's Parquet reader with tokenize's hooks: an unreadable file is a counted placeholder."""
 
     name = "📒 Parquet (counted errors)"
-
-    def read_file(self, filepath: str) -> Iterator:
-        try:
-            yield from super().read_file(filepath)
-        except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, … on a damaged file
-            yield _placeholder(filepath, 0, "unreadable_file", f"{type(error).__name__}: {error}"[:300])
 
 
 def make_reader(plan: InputPlan, kind: str, paths_file: str | None, text_key: str = "text", id_key: str = "id"):
     """The datatrove reader for one kind of file in ``plan``; ``paths_file`` lists the files (one per line)."""
-    common: dict[str, Any] = {
-        "data_folder": str(plan.root),
-        "paths_file": paths_file,
-        "adapter": adapt_record,
-        "text_key": text_key,
-        "id_key": id_key,
-    }
     if kind == "jsonl":
-        return CountingJsonlReader(add_file_path=False, **common)
+        return CountingJsonlReader(str(plan.root), paths_file, text_key=text_key, id_key=id_key)
     if kind == "parquet":
-        return CountingParquetReader(read_metadata=True, **common)
+        return CountingParquetReader(str(plan.root), paths_file, text_key=text_key, id_key=id_key)
     raise InputError(f"unknown input kind {kind!r}")
 
 
