@@ -10,6 +10,7 @@ import urllib.request
 
 from rich.console import Console
 
+from flows.options import PREFECT_MODES
 from pipeline.errors import TokenmillError
 
 console = Console(stderr=True)
@@ -100,10 +101,6 @@ def _profile_api_url() -> str | None:
         profile = profiles[active] if active and active in profiles else default
     value = profile.get("PREFECT_API_URL")
     return str(value) if value else None
-
-
-#: ``--prefect`` choices: where a CLI run's flow is recorded.
-PREFECT_MODES = ("auto", "embedded", "off")
 
 
 def prefect_backend(mode: str = "auto") -> str:

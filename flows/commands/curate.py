@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from flows.errors import print_error
+from flows.options import check_prefect_mode, prefect_option
 
 
 def register(app: typer.Typer) -> None:
@@ -32,16 +33,10 @@ def register(app: typer.Typer) -> None:
         overwrite: bool = typer.Option(
             False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
         ),
-        prefect: str = typer.Option(
-            "auto",
-            "--prefect",
-            metavar="MODE",
-            help="auto: record the run in the configured Prefect server, run without Prefect when none is "
-            "configured; embedded: a temporary server for this call; off: never Prefect",
-        ),
+        prefect: str = prefect_option(),
     ) -> None:
         """Read → extract → language ID → quality → PII (→ dedup) with a full account of every drop."""
-        from flows.runtime import PREFECT_MODES, prefect_backend
+        from flows.runtime import prefect_backend
         from pipeline import progress
         from pipeline.layout import RunLayout
         from pipeline.run import curate_run, resolve_run
@@ -56,9 +51,7 @@ def register(app: typer.Typer) -> None:
         except errors as error:
             print_error(str(error))
             raise typer.Exit(2) from None
-        if prefect not in PREFECT_MODES:
-            choices = ", ".join(PREFECT_MODES)
-            raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
+        check_prefect_mode(prefect)
         try:
             with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
                 if prefect_backend(prefect) == "none":  # the pipeline calls of the flow's tasks, in this process

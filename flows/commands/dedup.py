@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from flows.errors import print_error
+from flows.options import check_prefect_mode, prefect_option
 from flows.runtime import console
 
 
@@ -61,16 +62,9 @@ def register(app: typer.Typer) -> None:
             None, "--run-name", help="name recorded in the index (default: output folder name)"
         ),
         restart: bool = typer.Option(False, "--restart", help="discard earlier dedup state in --output"),
-        prefect: str = typer.Option(
-            "auto",
-            "--prefect",
-            metavar="MODE",
-            help="auto: record the run in the configured Prefect server, run without Prefect when none is "
-            "configured; embedded: a temporary server for this call; off: never Prefect",
-        ),
+        prefect: str = prefect_option(),
     ) -> None:
         """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
-        from flows.runtime import PREFECT_MODES
         from pipeline.dedup.result import DedupResult, dedup_report_md
 
         settings, priorities, executor = _settings(recipe, priority, workers)
@@ -78,9 +72,7 @@ def register(app: typer.Typer) -> None:
         settings.update({k: v for k, v in overrides.items() if v is not None})
         _index_settings(settings, index, redis, redis_basename, rebuild_index, no_index_update, run_name)
         _check(settings, input)
-        if prefect not in PREFECT_MODES:
-            choices = ", ".join(PREFECT_MODES)
-            raise typer.BadParameter(f"expected one of {choices}, got {prefect!r}", param_hint="--prefect")
+        check_prefect_mode(prefect)
         flow_args = {"source": source, "text_key": text_key, "id_key": id_key, "restart": restart}
         result = _run(input, output, settings, priorities, executor, prefect, flow_args)
         report = DedupResult.model_validate(result)
@@ -95,7 +87,6 @@ def register(app: typer.Typer) -> None:
 
 def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> tuple[dict, dict[str, int], dict]:
     """Dedup settings, source priorities and the executor: the recipe's (when given), then ``--priority``."""
-    from pipeline.config import RecipeError
     from pipeline.dedup.config import recipe_dedup_settings
     from training.recipe import load_recipe
 
@@ -103,11 +94,7 @@ def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> 
     priorities: dict[str, int] = {}
     executor = {"kind": "local", "tasks": 1, "workers": workers}
     if recipe is not None:
-        try:
-            loaded = load_recipe(recipe)
-        except RecipeError as error:
-            print_error(str(error))
-            raise typer.Exit(2) from None
+        loaded = load_recipe(recipe)  # a RecipeError goes to flows.cli's one handler: error line, exit 2
         settings, priorities = recipe_dedup_settings(loaded)
         executor = loaded.executor.model_dump()
     for value in priority or []:

@@ -63,7 +63,6 @@ def tokenize(
     from rich.console import Console
 
     from pipeline import progress
-    from pipeline.config import RecipeError
     from pipeline.shards.format import MANIFEST, ShardManifest
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
@@ -76,11 +75,7 @@ def tokenize(
     sources: dict[str, dict[str, float | None]] = {}
     recipe_hash = None
     if recipe is not None:
-        try:
-            loaded = load_recipe(recipe)
-        except RecipeError as error:
-            print_error(str(error))
-            raise typer.Exit(2) from None
+        loaded = load_recipe(recipe)  # a RecipeError goes to flows.cli's one handler: error line, exit 2
         recipe_hash = loaded.config_hash()
         stage = getattr(loaded.stages, "tokenize", None)
         if stage is not None:
