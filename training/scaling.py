@@ -36,6 +36,7 @@ from typing import Any
 
 from pipeline.errors import TokenmillError
 from training.plan.laws import ScalingFit
+from training.plan.report import finish_nd_axes
 from training.plan.units import PlanError, parse_count
 
 HUBER_DELTA = 1e-3
@@ -473,16 +474,7 @@ def plot_fit(result: FitResult, runs: Runs, path: str | Path) -> Path:
         frontier = np.array([law.optimal(c) for c in np.logspace(decades[0], decades[-1], 60)])
         ax.plot(frontier[:, 0], frontier[:, 1], color="orange", lw=2, label="fitted compute-optimal frontier")
     ax.plot(n_grid, 20 * n_grid, color="red", lw=1.2, ls=":", label="20 tokens/param (Chinchilla rule)")
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlim=(n_lo, n_hi),
-        ylim=(d_lo, d_hi),
-        xlabel="parameters N",
-        ylabel="training tokens D",
-        title="Runs over the fitted surface; dashed: iso-FLOP lines C = 6ND",
-    )
-    ax.legend(loc="upper left", fontsize=8)
+    finish_nd_axes(ax, (n_lo, n_hi), (d_lo, d_hi), "Runs over the fitted surface; dashed: iso-FLOP lines C = 6ND")
 
     # iso-FLOP groups: runs within a factor 10^0.25 of each other's compute share a curve
     groups: dict[float, list[int]] = {}

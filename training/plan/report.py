@@ -255,16 +255,7 @@ def plot_plan(plan: Plan, path: str | Path) -> Path:
         zorder=5,
         label="compute-optimal (fit)",
     )
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlim=(n_lo, n_hi),
-        ylim=(d_lo, d_hi),
-        xlabel="parameters N",
-        ylabel="training tokens D",
-        title="Loss over (N, D); dashed: iso-FLOP lines C = 6ND",
-    )
-    ax.legend(loc="upper left", fontsize=8)
+    finish_nd_axes(ax, (n_lo, n_hi), (d_lo, d_hi), "Loss over (N, D); dashed: iso-FLOP lines C = 6ND")
 
     iso_n = np.logspace(np.log10(n_lo), np.log10(n_hi), 300)
     ax2.plot(iso_n, fit.loss(iso_n, c_ref / (6 * iso_n)), color="tab:blue")
@@ -294,3 +285,18 @@ def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> dict
     markdown = render_markdown(plan, PNG_NAME if png else None, blocking)
     (out / "plan.md").write_text(markdown, encoding="utf-8")
     return {"json": out / "plan.json", "markdown": out / "plan.md", "png": png, "text": markdown}
+
+
+def finish_nd_axes(ax, n_range: tuple[float, float], d_range: tuple[float, float], title: str) -> None:
+    """Log-log (parameters N, training tokens D) axes with the legend: the plan's loss surface and the scaling
+    fit's (``training.scaling``) share them."""
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=n_range,
+        ylim=d_range,
+        xlabel="parameters N",
+        ylabel="training tokens D",
+        title=title,
+    )
+    ax.legend(loc="upper left", fontsize=8)
