@@ -78,11 +78,15 @@ def topic_corpus() -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(items)), docs
 
 
-def chunks(text: str, size: int = 1500) -> list[str]:
+def chunks(text: str, size: int = 1500, min_tail: int | None = None) -> list[str]:
+    """Blocks of ``text`` between blank lines, packed into pieces of about ``size`` characters; the last,
+    shorter piece is kept when it is longer than ``min_tail`` (dropped by default)."""
     out, current = [], ""
     for block in text.split("\n\n"):
         current = f"{current}\n\n{block}" if current else block
         if len(current) >= size:
             out.append(current)
             current = ""
+    if min_tail is not None and len(current) > min_tail:
+        out.append(current)
     return out

@@ -25,33 +25,25 @@ from pipeline.classify.model import (
     train_classifier,
 )
 from pipeline.layout import RUN_HEADER
+from tests.helpers.text import chunks
 
 SOURCE_MODULES = ["argparse", "calendar", "csv", "difflib", "enum", "fractions", "gettext", "json.decoder", "shlex"]
-
-
-def chunks(text: str, size: int = 1500) -> list[str]:
-    """Blocks of ``text`` between blank lines, packed into pieces of about ``size`` characters."""
-    out, current = [], ""
-    for block in text.split("\n\n"):
-        current = f"{current}\n\n{block}" if current else block
-        if len(current) >= size:
-            out.append(current)
-            current = ""
-    if len(current) > 200:
-        out.append(current)
-    return out
 
 
 def reference_topics() -> list[str]:
     from pydoc_data.topics import topics
 
-    return [piece for name in sorted(topics) for piece in chunks(topics[name])]
+    return [piece for name in sorted(topics) for piece in chunks(topics[name], min_tail=200)]
 
 
 def stdlib_source() -> list[str]:
     import importlib
 
-    return [piece for name in SOURCE_MODULES for piece in chunks(inspect.getsource(importlib.import_module(name)))]
+    return [
+        piece
+        for name in SOURCE_MODULES
+        for piece in chunks(inspect.getsource(importlib.import_module(name)), min_tail=200)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +168,7 @@ def test_cli_train_then_eval(corpus, tmp_path):
     other = tmp_path / "other.jsonl"
     with other.open("w", encoding="utf-8") as handle:
         for name in ("pathlib", "textwrap", "zipfile"):
-            for piece in chunks(inspect.getsource(importlib.import_module(name))):
+            for piece in chunks(inspect.getsource(importlib.import_module(name)), min_tail=200):
                 handle.write(json.dumps({"text": piece}) + "\n")
     pages = tmp_path / "pages"
     pages.mkdir()

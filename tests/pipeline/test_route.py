@@ -26,18 +26,9 @@ from pipeline.classify.model import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import curate_source
 from pipeline.run import account_all, prepare_run_dir
+from tests.helpers.text import chunks
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def chunks(text: str, size: int = 1500) -> list[str]:
-    out, current = [], ""
-    for block in text.split("\n\n"):
-        current = f"{current}\n\n{block}" if current else block
-        if len(current) >= size:
-            out.append(current)
-            current = ""
-    return out
 
 
 @pytest.fixture(scope="module")
