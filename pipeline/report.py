@@ -80,10 +80,21 @@ def _figure(path: Path, size: tuple[float, float]):
     fig, ax = plt.subplots(figsize=size)
     try:
         yield ax
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path)
     finally:
         plt.close(fig)
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
+    """Lay out, save (creating the folder) and close a matplotlib figure: every plot tokenmill writes ends here."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
 
 
 def _plot_funnel(accounts: list[SourceAccount], path: Path) -> None:

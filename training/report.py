@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.report import save_figure
 from training.config import TrainConfig
 from training.metrics import EVAL, METRICS, read_rows
 
@@ -144,9 +145,4 @@ def plot_loss(output: Path, rows: list[dict], evals: list[dict], predicted_loss:
     axis.set_xlabel("step")
     axis.set_ylabel("loss (nats/token)")
     axis.legend()
-    figure.tight_layout()
-    path = output / "plots" / "loss.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return str(path)
+    return str(save_figure(figure, output / "plots" / "loss.png", dpi=100))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TokenmillError
+from pipeline.report import save_figure
 from training.plan.laws import ScalingFit
 from training.plan.report import finish_nd_axes
 from training.plan.units import PlanError, parse_count
@@ -494,12 +495,7 @@ def plot_fit(result: FitResult, runs: Runs, path: str | Path) -> Path:
         f"({len(runs)} runs)",
         fontsize=10,
     )
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def summary_lines(result: FitResult) -> list[str]:

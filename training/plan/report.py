@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.report import save_figure
 from training.gpus import GIB
 from training.plan.laws import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, ScalingFit
 from training.plan.planner import Plan, check
@@ -266,12 +267,7 @@ def plot_plan(plan: Plan, path: str | Path) -> Path:
     )
     ax2.set(xscale="log", xlabel="parameters N", ylabel="predicted loss", title=f"Iso-FLOP profile at C = {c_ref:.2e}")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> dict[str, Any]:
