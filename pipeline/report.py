@@ -398,7 +398,7 @@ def _pii_lines(accounts: list[SourceAccount]) -> list[str]:
     """The ``### PII replacements by type`` table."""
     lines: list[str] = []
     lines += ["### PII replacements by type", ""]
-    pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: -sum(a.pii.get(t, 0) for a in accounts))
+    pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: (-sum(a.pii.get(t, 0) for a in accounts), t))
     if pii_types:
         lines += [
             "Placeholders the pii stage wrote, by type (text and metadata, URLs included; counted before dedup).",
