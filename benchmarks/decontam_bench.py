@@ -2,8 +2,10 @@
 
 Text no one here wrote, built at run time: pydoc's plain-text pages of the stdlib modules and the Language
 Reference topics pydoc ships (``pydoc_data.topics``), cut into paragraphs. Paragraphs are split in two
-disjoint halves: 10,000 of the first half (of >= 8 words) become the eval set (JSONL, ``question`` + ``answer``
-fields: the paragraph cut in two), the second half is packed into ~2 KB documents.
+disjoint halves: sentences of the first half with >= 8 normalised words (the stage's ``min_item_words``, so
+every item is indexed) become the eval set, topped up to ``--items`` with sentences of the installed
+section-1 man pages when the stdlib's run out (JSONL, ``question`` + ``answer`` fields: the sentence cut in
+two); the second half is packed into ~2 KB documents.
 
 * throughput: CPU seconds of ``DecontaminateStage.process`` over the documents (index building timed apart);
   beside it datatrove 0.10.1's ``NGramsDecontFilter`` on the same documents and n-grams (its index written
@@ -17,6 +19,7 @@ fields: the paragraph cut in two), the second half is packed into ~2 KB document
 from __future__ import annotations
 
 import argparse
+import glob
 import importlib
 import json
 import os
@@ -88,6 +91,25 @@ def sentences(paragraphs: list[str], min_words: int = 6) -> list[str]:
     return out
 
 
+def man_page_sentences(min_words: int, enough: int) -> list[str]:
+    """Sentences of the section-1 man pages installed here (roff requests and font escapes stripped): eval items
+    written by others that top the stdlib's up to ``--items`` when those run out (~10.5k on Python 3.13)."""
+    import gzip
+
+    out = []
+    for path in sorted(glob.glob("/usr/share/man/man1/*.gz")):
+        try:
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as handle:
+                lines = [line for line in handle if not line.startswith((".", "'"))]
+        except (OSError, EOFError):  # a damaged page contributes nothing
+            continue
+        text = re.sub(r"\\f[BIRP]|\\\(..|\\[-&e]", " ", " ".join(lines))
+        out += sentences([" ".join(text.split())], min_words)
+        if len(out) >= enough:  # pages in name order until there are enough
+            break
+    return list(dict.fromkeys(out))
+
+
 DEBIAN_REFERENCE = "/usr/share/doc/debian-reference-en/docs/debian-reference.en.txt.gz"
 
 
@@ -128,8 +150,20 @@ def main() -> None:
     paragraphs = stdlib_paragraphs()
     rng.shuffle(paragraphs)
     half = len(paragraphs) // 2
-    eval_paragraphs = list(dict.fromkeys(sentences(paragraphs[:half])))
+
+    # items of at least the stage's min_item_words (8), so every item offered is indexed
+    def indexable(items: list[str]) -> list[str]:  # >= 8 words as the stage counts them (after normalisation)
+        return [s for s in items if len(normalize_words(s)) >= 8]
+
+    eval_paragraphs = indexable(list(dict.fromkeys(sentences(paragraphs[:half], min_words=8))))
     rng.shuffle(eval_paragraphs)
+    if len(eval_paragraphs) < args.items:
+        have = set(eval_paragraphs)
+        wanted = 2 * (args.items - len(eval_paragraphs))
+        extra = [s for s in indexable(man_page_sentences(min_words=8, enough=wanted)) if s not in have]
+        rng.shuffle(extra)
+        print(f"{len(eval_paragraphs)} stdlib items; {len(extra)} man-page sentences to top up from")
+        eval_paragraphs += extra[: args.items - len(eval_paragraphs)]
     eval_paragraphs = eval_paragraphs[: args.items]
     doc_pool = pack(paragraphs[half:])
     print(

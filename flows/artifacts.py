@@ -23,6 +23,7 @@ from pipeline.report import (
     decontamination_markdown,
     funnel_markdown,
     shards_markdown,
+    toxicity_markdown,
     without_images,
 )
 from pipeline.shards.format import ShardManifest
@@ -62,6 +63,9 @@ def publish_model_stage_artifacts(summary: dict[str, Any], publish: Publish = pu
     if summary.get("classify"):
         description = "tokenmill classify: scores of the kept documents, drops and top_percent cutoffs per classifier"
         publish("classify-scores", classify_markdown(summary["classify"]), description)
+    if summary.get("toxicity"):
+        description = "tokenmill toxicity: documents dropped by rule, kept scores and unscored documents per source"
+        publish("toxicity", toxicity_markdown(summary["toxicity"]), description)
     if summary.get("decontamination"):
         description = "tokenmill decontaminate: documents dropped or cut, matches and top items per eval set"
         publish("decontamination", decontamination_markdown(summary["decontamination"]), description)

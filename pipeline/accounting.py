@@ -110,6 +110,21 @@ def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
     }
 
 
+#: the counters of a rule a stage could not apply to a document it kept: quality's per-language rule skips,
+#: toxicity's unscored languages and documents without a language
+SKIP_COUNTERS = ("quality_skipped_", "toxicity_skipped_", "toxicity_language_unknown")
+
+
+def skip_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
+    """Documents kept with a rule unapplied (``SKIP_COUNTERS``), summed over the steps and ranks."""
+    counts: Counter[str] = Counter()
+    for counter in steps.values():
+        for label, n in counter.items():
+            if label.startswith(SKIP_COUNTERS):
+                counts[label] += int(n)
+    return dict(sorted(counts.items()))
+
+
 def pii_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
     """Replacements by PII type (text and metadata, URL included), from the PII step's ``pii_<type>`` counters."""
     counts: Counter[str] = Counter()
@@ -144,6 +159,7 @@ class SourceAccount:
     missing_text_fields: dict[str, int] = field(default_factory=dict)  # field -> missing_text rows that had it
     routed: dict[str, int] = field(default_factory=dict)  # target -> documents routed there (the route writer's count)
     routed_in: dict[str, int] = field(default_factory=dict)  # origin -> documents present in routed-from-<origin>/
+    skips: dict[str, int] = field(default_factory=dict)  # rules a stage could not apply, by counter (kept, counted)
 
     @property
     def dropped_total(self) -> int:
@@ -187,6 +203,7 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
     account = SourceAccount(source=source, read=totals.get("read", 0), kept_curated=totals.get("kept", 0))
     account.input_files = input_file_counts(steps)
     account.pii = pii_counts(steps)
+    account.skips = skip_counts(steps)
     dropped: dict[str, Counter[str]] = defaultdict(Counter)
     fields: Counter[str] = Counter()
     for row in iter_drop_rows(layout.dropped(source)):

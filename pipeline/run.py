@@ -159,8 +159,15 @@ def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
 def model_stage_sections(
     recipe: CurationRecipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: dict[str, Any] | None
 ) -> dict[str, tuple[str, dict]]:
-    """The report sections of the classify and decontaminate stages (when some source runs them)."""
-    from pipeline.report import classify_markdown, classify_summary, decontamination_markdown, decontamination_summary
+    """The report sections of the classify, toxicity and decontaminate stages (when some source runs them)."""
+    from pipeline.report import (
+        classify_markdown,
+        classify_summary,
+        decontamination_markdown,
+        decontamination_summary,
+        toxicity_markdown,
+        toxicity_summary,
+    )
 
     sections: dict[str, tuple[str, dict]] = {}
     per_source = [recipe.stages_for(s) for s in recipe.sources]
@@ -168,6 +175,9 @@ def model_stage_sections(
     if modes:
         summary = classify_summary(layout, accounts, modes, top_percent)
         sections["classify"] = (classify_markdown(summary), summary)
+    if any(stages.toxicity is not None for stages in per_source):
+        summary = toxicity_summary(layout, accounts)
+        sections["toxicity"] = (toxicity_markdown(summary), summary)
     decontaminate = [stages.decontaminate for stages in per_source if stages.decontaminate is not None]
     if decontaminate:
         cut = any(d.mode == "cut" for d in decontaminate)

@@ -248,6 +248,16 @@ def test_curation_run_with_toxicity_balances_and_reports_the_rule(tmp_path):
     (account,) = account_all(recipe, layout)
     assert account.balanced and account.read == 9
     assert account.dropped["toxicity"] == {"toxic_document": 3}
-    write_curation_report(recipe, layout)
+    summary = write_curation_report(recipe, layout)
     report = layout.report_md.read_text(encoding="utf-8")
     assert "toxic_document" in report
+    # the toxicity section: drops by rule, the six kept pages scored, and (no language stage) all nine counted
+    # as scored without a language to check
+    section = summary["toxicity"]["sources"]["docs"]
+    assert section["dropped"] == {"toxic_document": 3} and section["kept_scored"] == 6
+    assert section["skipped"] == {"toxicity_language_unknown": 9}
+    assert all(0 <= v < 0.99 for v in section["kept_score_quantiles"].values())
+    assert "## Toxicity" in report and "language_unknown: 9" in report
+    import json
+
+    assert json.loads(layout.report_json.read_text(encoding="utf-8"))["toxicity"] == summary["toxicity"]
