@@ -112,6 +112,7 @@ def preload_forkserver(pipeline: list) -> list[str]:
 
     modules = ["__main__", *FORKSERVER_PRELOAD]
     modules += sorted({type(step).__module__ for step in pipeline} - {"builtins", "__main__"})
+    modules += [m for step in pipeline for m in getattr(step, "forkserver_preload", ())]  # e.g. a loaded model
     modules = list(dict.fromkeys(modules))
     multiprocess.get_context("forkserver").set_forkserver_preload(modules)
     return modules

@@ -39,6 +39,7 @@ let every document of a run through unchecked.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,14 @@ class BundledScorer:
         return docs, values[len(units) :]
 
 
+@functools.cache
+def bundled_scorer() -> BundledScorer:
+    """The one ``BundledScorer`` of this process. Loading it (scikit-learn and two pickles) costs ~1.1 CPU-s;
+    ``pipeline.curate.toxicity_preload`` loads it in datatrove's forkserver, so the ranks forked from there
+    share it instead of each paying that (``benchmarks/fixed_cost.py``: a 2,000-page crawl in 4 files)."""
+    return BundledScorer()
+
+
 class FastTextScorer:
     """A fastText classifier (e.g. from ``tokenmill classifier train``) whose positive label is "toxic"."""
 
@@ -221,10 +230,15 @@ class ToxicityStage(AccountedStep):
         state["_scorer"] = None  # fastText models are not picklable; each rank loads its own scorer
         return state
 
+    @property
+    def forkserver_preload(self) -> tuple[str, ...]:
+        """Modules datatrove's forkserver imports before forking the ranks (``pipeline.curate.build``)."""
+        return () if self.config.model else ("pipeline.curate.toxicity_preload",)
+
     def setup(self) -> None:
         if self._scorer is None:
             cfg = self.config
-            self._scorer = FastTextScorer(cfg.model, cfg.label) if cfg.model else BundledScorer()
+            self._scorer = FastTextScorer(cfg.model, cfg.label) if cfg.model else bundled_scorer()
 
     def paragraphs(self, text: str) -> list[str]:
         """The units scored one by one (``lid_units``: lines, short ones merged with the next)."""

@@ -261,3 +261,24 @@ def test_curation_run_with_toxicity_balances_and_reports_the_rule(tmp_path):
     import json
 
     assert json.loads(layout.report_json.read_text(encoding="utf-8"))["toxicity"] == summary["toxicity"]
+
+
+def test_the_forkserver_loads_the_bundled_scorer_once_for_the_ranks(monkeypatch, tmp_path):
+    """Each rank loading scikit-learn and the pickles costs ~1.1 CPU-s: the forkserver loads them once."""
+    import multiprocess
+
+    from pipeline.curate.build import preload_forkserver
+    from pipeline.curate.toxicity import bundled_scorer
+
+    asked: list[list[str]] = []
+    context = multiprocess.get_context("forkserver")
+    monkeypatch.setattr(context, "set_forkserver_preload", asked.append)  # not this test process's forkserver
+    stage = ToxicityStage(ToxicityConfig())
+    assert "pipeline.curate.toxicity_preload" in preload_forkserver([stage]) == asked[0]
+    import pipeline.curate.toxicity_preload  # noqa: F401  (what the forkserver imports)
+
+    stage.setup()
+    assert stage._scorer is bundled_scorer()  # the rank uses the scorer the forkserver loaded
+    model = tmp_path / "m.bin"
+    model.write_bytes(b"")  # checked for existence when the stage is built, loaded only in setup
+    assert ToxicityStage(ToxicityConfig(model=str(model))).forkserver_preload == ()  # a fastText model: per rank
