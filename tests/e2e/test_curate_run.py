@@ -9,12 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.curate import kept_documents, recipe_file, run_curation
+from tests.helpers.curate import kept_documents, killer_script, recipe_file, run_curation
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,38 +48,12 @@ def test_curation_balances_and_reports(tmp_path: Path, sample_dir: Path) -> None
                 assert row["stage"] and row["rule"] and row["id"] is not None
 
 
-KILLER = textwrap.dedent(
-    """
-    import os, signal, sys
-    from datatrove.pipeline.base import PipelineStep
-    import pipeline.curate.build as curate_mod
-    from training.recipe import load_recipe
-    from pipeline.run import prepare_run_dir
-
-    class KillAt(PipelineStep):
-        name = "kill"
-        def run(self, data, rank=0, world_size=1):
-            for index, doc in enumerate(data):
-                if rank == 2 and index == 3:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                yield doc
-
-    original = curate_mod.build_stages
-    curate_mod.build_stages = lambda stages, drops: original(stages, drops) + [KillAt()]
-    recipe = load_recipe(sys.argv[1])
-    layout = prepare_run_dir(recipe)
-    for source in recipe.sources:
-        curate_mod.curate_source(recipe, source, layout)
-    """
-)
-
-
 def test_sigkill_then_rerun_equals_uninterrupted(tmp_path: Path, sample_dir: Path) -> None:
     clean_layout, clean_accounts = run_curation(recipe_file(tmp_path, sample_dir, tmp_path / "clean"))
 
     killed_recipe = recipe_file(tmp_path, sample_dir, tmp_path / "killed")
     script = tmp_path / "killer.py"
-    script.write_text(KILLER)
+    script.write_text(killer_script(rank=2, index=3))
     log = tmp_path / "killer.log"
     with open(log, "wb") as handle:
         # own session: the extractor sandbox child outlives a SIGKILLed parent, so the group is cleaned up below

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import textwrap
 from pathlib import Path
 
 import yaml
@@ -43,3 +44,32 @@ def kept_documents(run_dir: Path) -> list[tuple[str, str]]:
         with gzip.open(path, "rt") as handle:
             docs += [(d["id"], d["text"]) for d in map(json.loads, handle)]
     return sorted(docs)
+
+
+def killer_script(rank: int, index: int) -> str:
+    """A script that curates the recipe given as its argument and SIGKILLs itself (no cleanup of any kind)
+    when rank ``rank`` reaches its ``index``-th document after the last text stage: the resume tests' crash."""
+    return textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from datatrove.pipeline.base import PipelineStep
+        import pipeline.curate.build as curate_mod
+        from training.recipe import load_recipe
+        from pipeline.run import prepare_run_dir
+
+        class KillAt(PipelineStep):
+            name = "kill"
+            def run(self, data, rank=0, world_size=1):
+                for position, doc in enumerate(data):
+                    if rank == {rank} and position == {index}:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    yield doc
+
+        original = curate_mod.build_stages
+        curate_mod.build_stages = lambda stages, drops: original(stages, drops) + [KillAt()]
+        recipe = load_recipe(sys.argv[1])
+        layout = prepare_run_dir(recipe)
+        for source in recipe.sources:
+            curate_mod.curate_source(recipe, source, layout)
+        """
+    )

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from pipeline.classify.model import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import curate_source
 from pipeline.run import account_all, prepare_run_dir
+from tests.helpers.curate import killer_script
 from tests.helpers.text import chunks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -213,32 +213,6 @@ def test_clearing_an_origin_clears_only_what_it_routed(tmp_path: Path, corpus) -
     assert not (layout.curated("mined") / "routed-from-web").exists()
 
 
-KILLER = textwrap.dedent(
-    """
-    import os, signal, sys
-    from datatrove.pipeline.base import PipelineStep
-    import pipeline.curate.build as curate_mod
-    from pipeline.config import load_recipe
-    from pipeline.run import prepare_run_dir
-
-    class KillAt(PipelineStep):
-        name = "kill"
-        def run(self, data, rank=0, world_size=1):
-            for index, doc in enumerate(data):
-                if rank == 2 and index == 2:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                yield doc
-
-    original = curate_mod.build_stages
-    curate_mod.build_stages = lambda stages, drops: original(stages, drops) + [KillAt()]
-    recipe = load_recipe(sys.argv[1])
-    layout = prepare_run_dir(recipe)
-    for source in recipe.sources:
-        curate_mod.curate_source(recipe, source, layout)
-    """
-)
-
-
 def test_sigkill_of_a_routed_run_then_rerun_equals_uninterrupted(tmp_path: Path, corpus) -> None:
     clean_data = recipe_data(tmp_path / "a", corpus, tasks=4)
     clean_layout, clean_accounts = curate_all(load(tmp_path, clean_data, "clean.yaml"))
@@ -248,7 +222,7 @@ def test_sigkill_of_a_routed_run_then_rerun_equals_uninterrupted(tmp_path: Path,
     killed_path = tmp_path / "killed.yaml"
     killed_path.write_text(yaml.safe_dump(killed_data))
     script = tmp_path / "killer.py"
-    script.write_text(KILLER)
+    script.write_text(killer_script(rank=2, index=2))
     log = tmp_path / "killer.log"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(log, "wb") as handle:
