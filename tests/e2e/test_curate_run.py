@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.curate import kept_documents, killer_script, recipe_file, run_curation
+from tests.helpers.curate import curate_until_killed, kept_documents, recipe_file, run_curation
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,22 +47,7 @@ def test_sigkill_then_rerun_equals_uninterrupted(tmp_path: Path, sample_dir: Pat
     clean_layout, clean_accounts = run_curation(recipe_file(tmp_path, sample_dir, tmp_path / "clean"))
 
     killed_recipe = recipe_file(tmp_path, sample_dir, tmp_path / "killed")
-    script = tmp_path / "killer.py"
-    script.write_text(killer_script(rank=2, index=3))
-    log = tmp_path / "killer.log"
-    with open(log, "wb") as handle:
-        # own session: the extractor sandbox child outlives a SIGKILLed parent, so the group is cleaned up below
-        proc = subprocess.Popen(
-            [sys.executable, str(script), str(killed_recipe)],
-            cwd=REPO,
-            stdout=handle,
-            stderr=handle,
-            start_new_session=True,
-        )
-        returncode = proc.wait(timeout=600)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    assert returncode == -9, log.read_text()[-2000:]
+    curate_until_killed(killed_recipe, tmp_path, rank=2, index=3)
     completions = list((tmp_path / "killed" / "stages" / "curate" / "web" / "logs" / "completions").glob("*"))
     assert len(completions) == 2  # ranks 0 and 1 finished, rank 2 died mid-way
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -73,3 +78,27 @@ def killer_script(rank: int, index: int) -> str:
             curate_mod.curate_source(recipe, source, layout)
         """
     )
+
+
+def curate_until_killed(recipe: Path, work: Path, rank: int, index: int) -> None:
+    """Run ``killer_script(rank, index)`` on ``recipe`` in a child process and check it died of SIGKILL.
+
+    The child gets its own session: the extractor's sandbox process outlives a SIGKILLed parent, so the whole
+    group is killed afterwards. Its output is in ``work/killer.log`` (shown when it did not die as planned).
+    """
+    script, log = work / "killer.py", work / "killer.log"
+    script.write_text(killer_script(rank=rank, index=index))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(log, "wb") as handle:
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(recipe)],
+            cwd=REPO,
+            stdout=handle,
+            stderr=handle,
+            env=env,
+            start_new_session=True,
+        )
+        returncode = proc.wait(timeout=600)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert returncode == -9, log.read_text()[-2000:]

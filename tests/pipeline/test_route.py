@@ -6,15 +6,10 @@ The classifier is trained at run time on text no one here wrote: the Language Re
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import importlib
 import inspect
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +20,7 @@ from pipeline.classify.model import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import curate_source
 from pipeline.run import account_all, prepare_run_dir
-from tests.helpers.curate import killer_script
+from tests.helpers.curate import curate_until_killed
 from tests.helpers.text import chunks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -221,23 +216,7 @@ def test_sigkill_of_a_routed_run_then_rerun_equals_uninterrupted(tmp_path: Path,
     killed_data["output_dir"] = str(tmp_path / "killed")
     killed_path = tmp_path / "killed.yaml"
     killed_path.write_text(yaml.safe_dump(killed_data))
-    script = tmp_path / "killer.py"
-    script.write_text(killer_script(rank=2, index=2))
-    log = tmp_path / "killer.log"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen(
-            [sys.executable, str(script), str(killed_path)],
-            cwd=REPO,
-            stdout=handle,
-            stderr=handle,
-            env=env,
-            start_new_session=True,
-        )
-        returncode = proc.wait(timeout=600)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    assert returncode == -9, log.read_text()[-2000:]
+    curate_until_killed(killed_path, tmp_path, rank=2, index=2)
     completions = list((tmp_path / "killed" / "stages" / "curate" / "web" / "logs" / "completions").glob("*"))
     assert len(completions) == 2  # ranks 0 and 1 finished, rank 2 died mid-way
 
