@@ -415,11 +415,24 @@ def _pii_lines(accounts: list[SourceAccount]) -> list[str]:
     return lines
 
 
+_DECILES = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
+_TOXICITY_QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))  # the tail is what matters there
+
+
+def pick_quantiles(sorted_values: list, points: tuple[tuple[str, float], ...] = _DECILES) -> dict[str, Any]:
+    """The value at each ``(name, fraction)`` of an ascending list (the lower one, no interpolation); ``{}`` for
+    an empty list. The report's length, classifier-score and toxicity-score quantiles all come from here."""
+    n = len(sorted_values)
+    return {name: sorted_values[min(n - 1, int(f * n))] for name, f in points} if n else {}
+
+
 def _quantiles(sorted_values: list[int]) -> dict[str, int]:
-    if not sorted_values:
-        return {}
-    pick = lambda q: sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]  # noqa: E731
-    return {"p10": pick(0.1), "p50": pick(0.5), "p90": pick(0.9), "max": sorted_values[-1]}
+    return {**pick_quantiles(sorted_values), "max": sorted_values[-1]} if sorted_values else {}
+
+
+def _drops_cell(dropped: dict[str, int]) -> str:
+    """A table cell ``rule: documents, ...`` (rules in name order), or ``—``."""
+    return ", ".join(f"{rule}: {n:,}" for rule, n in sorted(dropped.items())) or "—"
 
 
 def demote_headings(markdown: str, levels: int = 1) -> str:
@@ -492,9 +505,6 @@ def _scan_kept(folders: list[Path], limit: int = MAX_DOCS_FOR_HISTOGRAMS):
                         yield json.loads(line).get("metadata") or {}
 
 
-_DECILES = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
-
-
 def classify_summary(
     layout: RunLayout,
     accounts: list[SourceAccount],
@@ -516,11 +526,11 @@ def classify_summary(
                 if rule.startswith(f"{name}_"):
                     dropped[rule] += n
         values = sorted(kept_scores[name])
-        quantiles = {q: round(values[min(len(values) - 1, int(f * len(values)))], 4) for q, f in _DECILES}
+        quantiles = {q: round(v, 4) for q, v in pick_quantiles(values).items()}
         entry: dict[str, Any] = {
             "mode": mode,
             "kept_scored": len(values),
-            "kept_score_quantiles": quantiles if values else {},
+            "kept_score_quantiles": quantiles,
             "dropped": dict(dropped),
         }
         if top_percent and name in top_percent.get("classifiers", {}):
@@ -542,7 +552,7 @@ def classify_markdown(summary: dict[str, Any]) -> str:
     ]
     for name, entry in summary.get("classifiers", {}).items():
         q = entry.get("kept_score_quantiles") or {}
-        drops = ", ".join(f"{rule}: {n:,}" for rule, n in sorted(entry.get("dropped", {}).items())) or "—"
+        drops = _drops_cell(entry.get("dropped", {}))
         lines.append(
             f"| {name} | {entry['mode']} | {entry['kept_scored']:,} | {q.get('p10', '—')} | {q.get('p50', '—')} |"
             f" {q.get('p90', '—')} | {drops} |"
@@ -584,18 +594,15 @@ def toxicity_summary(layout: RunLayout, accounts: list[SourceAccount]) -> dict[s
         if not scores and not dropped and not skipped:
             continue  # the source does not run the stage
         scores.sort()
-        quantiles = {q: round(scores[min(len(scores) - 1, int(f * len(scores)))], 4) for q, f in _TOXICITY_QUANTILES}
+        quantiles = {q: round(v, 4) for q, v in pick_quantiles(scores, _TOXICITY_QUANTILES).items()}
         out[a.source] = {
             "dropped": dropped,
             "kept_scored": len(scores),
-            "kept_score_quantiles": quantiles if scores else {},
+            "kept_score_quantiles": quantiles,
             "kept_with_toxic_paragraph": with_toxic_paragraph,
             "skipped": skipped,
         }
     return {"sources": out}
-
-
-_TOXICITY_QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 
 
 def toxicity_markdown(summary: dict[str, Any]) -> str:
@@ -611,7 +618,7 @@ def toxicity_markdown(summary: dict[str, Any]) -> str:
     ]
     for source, e in summary.get("sources", {}).items():
         q = e.get("kept_score_quantiles") or {}
-        drops = ", ".join(f"{rule}: {n:,}" for rule, n in sorted(e["dropped"].items())) or "—"
+        drops = _drops_cell(e["dropped"])
         skipped = ", ".join(f"{k.removeprefix('toxicity_')}: {n:,}" for k, n in e["skipped"].items()) or "—"
         lines.append(
             f"| {source} | {drops} | {e['kept_scored']:,} | {q.get('p50', '—')} | {q.get('p90', '—')} |"
