@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -102,3 +103,18 @@ def curate_until_killed(recipe: Path, work: Path, rank: int, index: int) -> None
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     assert returncode == -9, log.read_text()[-2000:]
+
+
+def one_stage_recipe(tmp_path: Path, folder: Path, name: str, **stages: Any):
+    """A recipe curating ``folder`` (source ``docs``, one rank) through extract and ``stages`` only (language,
+    quality and pii off), written to ``tmp_path/r.yaml`` and loaded: a stage's test run on real text."""
+    data = {
+        "name": name,
+        "output_dir": str(tmp_path / "run"),
+        "sources": [{"name": "docs", "kind": "folder", "path": str(folder)}],
+        "executor": {"kind": "local", "tasks": 1, "workers": 1},
+        "stages": {"language": None, "quality": None, "pii": None, **stages},
+    }
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return load_recipe(path)

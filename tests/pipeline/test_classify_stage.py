@@ -15,6 +15,7 @@ from pipeline.classify.model import ClassifierError
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import build_stages
 from pipeline.curate.classify import ClassifierConfig, ClassifyStage
+from tests.helpers.curate import one_stage_recipe
 
 
 def test_annotate_keeps_everything_and_writes_scores(model):
@@ -101,21 +102,8 @@ def test_curation_run_with_threshold_balances(model, tmp_path):
         (folder / f"prose{i}.txt").write_text(text, encoding="utf-8")
     for i, text in enumerate(code[:8]):
         (folder / f"code{i}.txt").write_text(text, encoding="utf-8")
-    data = {
-        "name": "c",
-        "output_dir": str(tmp_path / "run"),
-        "sources": [{"name": "docs", "kind": "folder", "path": str(folder)}],
-        "executor": {"kind": "local", "tasks": 1, "workers": 1},
-        "stages": {
-            "language": None,
-            "quality": None,
-            "pii": None,
-            "classify": [{"name": "ref", "model": str(path), "mode": "threshold", "threshold": 0.5}],
-        },
-    }
-    recipe_path = tmp_path / "r.yaml"
-    recipe_path.write_text(yaml.safe_dump(data))
-    recipe = load_recipe(recipe_path)
+    classifier = {"name": "ref", "model": str(path), "mode": "threshold", "threshold": 0.5}
+    recipe = one_stage_recipe(tmp_path, folder, "c", classify=[classifier])
     names = [type(s).__name__ for s in build_stages(recipe.stages, str(tmp_path / "d"))]
     assert names == ["ExtractStage", "ClassifyStage"]
     layout = prepare_run_dir(recipe)

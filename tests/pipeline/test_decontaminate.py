@@ -24,6 +24,7 @@ from pipeline.curate.decontaminate import (
     normalize_words,
     word_spans,
 )
+from tests.helpers.curate import one_stage_recipe
 from tests.helpers.text import topic_corpus
 
 
@@ -205,21 +206,8 @@ def test_curation_run_accounts_for_contaminated_documents(tmp_path, corpus):
         (folder / f"leak{i}.txt").write_text(
             clean[i][:1500] + "\n\n" + passage + "\n\n" + clean[i][1500:], encoding="utf-8"
         )
-    data = {
-        "name": "d",
-        "output_dir": str(tmp_path / "run"),
-        "sources": [{"name": "docs", "kind": "folder", "path": str(folder)}],
-        "executor": {"kind": "local", "tasks": 1, "workers": 1},
-        "stages": {
-            "language": None,
-            "quality": None,
-            "pii": None,
-            "decontaminate": {"eval_sets": [{"path": str(path), "fields": ["question", "answer"]}]},
-        },
-    }
-    recipe_path = tmp_path / "r.yaml"
-    recipe_path.write_text(yaml.safe_dump(data))
-    recipe = load_recipe(recipe_path)
+    eval_sets = [{"path": str(path), "fields": ["question", "answer"]}]
+    recipe = one_stage_recipe(tmp_path, folder, "d", decontaminate={"eval_sets": eval_sets})
     layout = prepare_run_dir(recipe)
     curate_source(recipe, recipe.sources[0], layout)
     (account,) = account_all(recipe, layout)

@@ -21,6 +21,7 @@ from pipeline.classify.model import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import build_stages
 from pipeline.curate.toxicity import ToxicityConfig, ToxicityError, ToxicityStage
+from tests.helpers.curate import one_stage_recipe
 
 # written for these tests: clearly abusive lines aimed at the reader
 ABUSIVE = [
@@ -230,15 +231,7 @@ def test_curation_run_with_toxicity_balances_and_reports_the_rule(tmp_path):
         (folder / f"page{i}.txt").write_text(text, encoding="utf-8")
     for i in range(3):
         (folder / f"abuse{i}.txt").write_text("\n".join(ABUSIVE[i:] + ABUSIVE[:i]), encoding="utf-8")
-    data = {
-        "name": "t",
-        "output_dir": str(tmp_path / "run"),
-        "sources": [{"name": "docs", "kind": "folder", "path": str(folder)}],
-        "executor": {"kind": "local", "tasks": 1, "workers": 1},
-        "stages": {"language": None, "quality": None, "pii": None, "toxicity": {}},
-    }
-    (tmp_path / "r.yaml").write_text(yaml.safe_dump(data))
-    recipe = load_recipe(tmp_path / "r.yaml")
+    recipe = one_stage_recipe(tmp_path, folder, "t", toxicity={})
     assert [type(s).__name__ for s in build_stages(recipe.stages, str(tmp_path / "d"))] == [
         "ExtractStage",
         "ToxicityStage",
