@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE := 1
@@ -24,8 +25,8 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/tokenmill demo
 
-test: setup
-	$(BIN)/python -m pytest
+test: setup  # PYTEST_ARGS passes extra pytest flags, e.g. make test PYTEST_ARGS="--durations=20"
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check pipeline flows training sample tests benchmarks
