@@ -14,10 +14,14 @@ per byte on reference text that neither arm was filtered toward.
 * **Training.** The same tokenizer (the curated arm's, trained by the recipe's tokenize settings; the raw arm
   reuses it), the same model and hyper-parameters (the recipe's ``train:`` section), the same number of
   training tokens (``max_steps`` × batch; a recipe that trains "one epoch" gets the curated arm's epoch in
-  both arms), and at least two seeds per arm (the seed sets the initialisation and the data order).
-* **Verdict.** Per reference and arm: mean bpb over the seeds and the seed spread (sample standard deviation);
-  a difference is called real only when it exceeds twice the larger of the two spreads. Where the curated arm
-  is not better on a reference, the report says so plainly.
+  both arms), and three seeds per arm by default (a seed sets the initialisation and the data order, the same
+  in both arms, so the arms are paired by seed).
+* **Verdict** (training/ablate_stats.py, rendered by training/ablate_report.py). Per reference: the paired 95 %
+  interval of raw − curated bpb (seed noise plus the reference documents' sampling noise), the smallest
+  difference the run could detect, and the call: "curation helps" / "curation hurts" only when the interval
+  excludes 0, else "no detectable difference". Where the curated arm is not better, the report says so plainly.
+* **Progress.** One line per run started and finished, the current run's step every 30 s and the evaluation
+  phase, with the whole ablation's ETA (training/progress.py).
 
 Resumable: curation reuses the stages' own fingerprints, shards and the train runs resume, and every finished
 (arm, seed) keeps its bpb in ``result.json``.
@@ -28,7 +32,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import statistics
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,9 @@ from pydantic import Field, ValidationError, field_validator
 from pipeline.config_base import StrictModel
 from pipeline.errors import TokenmillError
 from pipeline.shards.format import MANIFEST, ShardManifest
+from training.ablate_report import render_report, spread, summarise, summarise_tasks, verdict
+
+__all__ = ["render_report", "spread", "verdict"]  # the report's functions, imported from here by older callers
 
 ARMS = ("raw", "curated")
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".text")
@@ -57,7 +63,12 @@ class AblateConfig(StrictModel):
     reference: list[str] = Field(default_factory=list, description="held-out files/folders the user names")
     heldout_share: float = Field(default=0.05, gt=0, lt=0.5, description="clean held-out share per source")
     max_heldout_docs: int = Field(default=200, ge=1, description="… at most this many documents per source")
-    seeds: list[int] = Field(default_factory=lambda: [1, 2], description="training seeds per arm (two or more)")
+    seeds: list[int] = Field(
+        default_factory=lambda: [1, 2, 3], description="training seeds per arm (two or more; paired across arms)"
+    )
+    tasks: list[str] = Field(
+        default_factory=list, description="multiple-choice tasks each run's model is evaluated on (`tokenmill eval`)"
+    )
     max_steps: int | None = Field(default=None, ge=1, description="training steps per run (default: train:'s)")
     train: dict[str, Any] = Field(default_factory=dict, description="TrainConfig keys replacing train:'s")
     seq_len: int | None = Field(default=None, ge=8, description="bpb window (default: the training seq_len)")
@@ -285,8 +296,6 @@ def run_ablation(
     recipe: Any, out: str | Path, settings: AblateConfig, say: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Both arms, every seed, every reference: the report's JSON (``out/ablation_report.{md,json}``)."""
-    from training.train import run_training
-
     say = say or (lambda _message: None)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -311,126 +320,81 @@ def run_ablation(
     if probe.max_steps is None and probe.max_tokens is None:  # "one epoch": of the curated arm, for both arms
         one_epoch = int(manifests["curated"].train_tokens)
 
-    results: dict[str, dict[int, dict]] = {arm: {} for arm in ARMS}
-    for arm in ARMS:
-        for seed in settings.seeds:
-            run = out / arm / f"seed-{seed}"
-            done = run / "result.json"
-            if done.is_file():
-                results[arm][seed] = json.loads(done.read_text(encoding="utf-8"))
-                continue
-            config = arm_train_config(recipe, settings, out / arm / "shards", run, seed, one_epoch)
-            say(f"{arm} seed {seed}: training")
-            summary = run_training(config)
-            if summary["status"] != "completed":
-                raise AblateError(f"{run}: training {summary['status']}; rerun to continue")
-            from training.bpb import bits_per_byte
-
-            seq_len = settings.seq_len or config.seq_len or 512
-            measured = {name: bits_per_byte(summary["final"], texts, seq_len) for name, texts in references.items()}
-            results[arm][seed] = {
-                "arm": arm,
-                "seed": seed,
-                "tokens": summary["tokens"],
-                "steps": summary["step"],
-                "params": summary["params"],
-                "final_loss": summary["final_loss"],
-                "bpb": {name: m["bpb"] for name, m in measured.items()},
-                "reference_bytes": {name: m["bytes"] for name, m in measured.items()},
-            }
-            done.write_text(json.dumps(results[arm][seed], indent=2) + "\n", encoding="utf-8")
-            say(f"{arm} seed {seed}: " + ", ".join(f"{n} {v:.4f}" for n, v in results[arm][seed]["bpb"].items()))
-
+    results = train_arms(recipe, settings, out, references, one_epoch, say)
     tokens = {arm: {r["tokens"] for r in results[arm].values()} for arm in ARMS}
     if len(tokens["raw"] | tokens["curated"]) != 1:
         raise AblateError(f"the arms trained on different token counts {tokens}: remove {out} and rerun")
     report = summarise(results, references, documents, manifests, settings)
     report["user_references"] = [reference_name(p, set()) for p in settings.reference]
+    report["tasks"] = summarise_tasks(results, settings.seeds)
     (out / REPORT_JSON).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (out / REPORT_MD).write_text(render_report(report), encoding="utf-8")
     report["report_md"] = str(out / REPORT_MD)
     return report
 
 
-def spread(values: list[float]) -> float:
-    """The seed spread: the sample standard deviation (0 for a single value)."""
-    return statistics.stdev(values) if len(values) > 1 else 0.0
+def train_arms(
+    recipe: Any,
+    settings: AblateConfig,
+    out: Path,
+    references: dict[str, list[str]],
+    one_epoch: int | None,
+    say: Callable[[str], None],
+) -> dict[str, dict[int, dict]]:
+    """Train and measure every (arm, seed), skipping those with a ``result.json``; progress and ETA across all."""
+    from training.bpb import bits_per_byte
+    from training.progress import JobProgress
+    from training.train import run_training
 
-
-def verdict(raw: list[float], curated: list[float]) -> dict[str, Any]:
-    """Mean, spread and the call: real only when |difference| > 2 × the larger spread."""
-    raw_mean, cur_mean = statistics.fmean(raw), statistics.fmean(curated)
-    noise = max(spread(raw), spread(curated))
-    difference = raw_mean - cur_mean  # > 0: the curated arm has fewer bits per byte (better)
-    if abs(difference) > 2 * noise:
-        call = "curation helps" if difference > 0 else "curation hurts"
-    else:
-        call = "no real difference"
-    return {
-        "raw": {"mean": raw_mean, "spread": spread(raw), "values": raw},
-        "curated": {"mean": cur_mean, "spread": spread(curated), "values": curated},
-        "difference": difference,
-        "threshold": 2 * noise,
-        "call": call,
-    }
-
-
-def summarise(results, references, documents, manifests, settings: AblateConfig) -> dict[str, Any]:
-    per_reference = {}
-    for name in references:
-        raw = [results["raw"][s]["bpb"][name] for s in settings.seeds]
-        curated = [results["curated"][s]["bpb"][name] for s in settings.seeds]
-        per_reference[name] = verdict(raw, curated)
-    first = results["curated"][settings.seeds[0]]
-    return {
-        "seeds": settings.seeds,
-        "tokens_per_run": first["tokens"],
-        "params": first["params"],
-        "per_reference": per_reference,
-        "documents": documents,
-        "unique_train_tokens": {arm: manifests[arm].train_tokens for arm in ARMS},
-        "runs": {arm: list(results[arm].values()) for arm in ARMS},
-        "rule": "a difference is real when it exceeds twice the larger seed spread (sample standard deviation)",
-    }
-
-
-def render_report(report: dict[str, Any]) -> str:
-    users = set(report.get("user_references", []))
-    lines = [
-        "# Ablation: does curation help?",
-        "",
-        f"Two arms, the same tokenizer, model ({report['params']:,} parameters) and hyper-parameters, "
-        f"{report['tokens_per_run']:,} training tokens per run, seeds {report['seeds']}. Unique training tokens: "
-        f"raw {report['unique_train_tokens']['raw']:,}, curated {report['unique_train_tokens']['curated']:,}.",
-        "",
-        "| reference | raw bpb (± spread) | curated bpb (± spread) | raw − curated | 2 × spread | verdict |",
-        "|---|---:|---:|---:|---:|---|",
-    ]
-    for name, v in report["per_reference"].items():
-        kind = " (yours)" if name in users else " (clean held-out)"
-        lines.append(
-            f"| {name}{kind} | {v['raw']['mean']:.4f} ± {v['raw']['spread']:.4f} | "
-            f"{v['curated']['mean']:.4f} ± {v['curated']['spread']:.4f} | {v['difference']:+.4f} | "
-            f"{v['threshold']:.4f} | {v['call']} |"
+    plan = [(arm, seed) for arm in ARMS for seed in settings.seeds]
+    configs = {
+        key: arm_train_config(
+            recipe, settings, out / key[0] / "shards", out / key[0] / f"seed-{key[1]}", key[1], one_epoch
         )
-    lines.append("")
-    for name, v in report["per_reference"].items():
-        if v["call"] != "curation helps":
-            lines.append(
-                f"- **Curation does not help on {name}**: {v['call']} "
-                f"(raw − curated = {v['difference']:+.4f} bpb, threshold {v['threshold']:.4f})."
-            )
-    lines += [
-        "- Spread: the sample standard deviation over seeds; "
-        + report["rule"]
-        + ". With two seeds the spread is itself uncertain: add seeds before trusting a close call.",
-        "- Clean held-out references are text curation keeps, so they lean toward the curated arm; your own "
-        "reference files are the neutral test.",
-        "",
-        "| arm | source | training documents | reference documents removed |",
-        "|---|---|---:|---:|",
-    ]
-    for arm, sources in report["documents"].items():
-        for source, counts in sources.items():
-            lines.append(f"| {arm} | {source} | {counts['documents']:,} | {counts['excluded_reference']:,} |")
-    return "\n".join(lines) + "\n"
+        for key in plan
+    }
+    done = {key: out / key[0] / f"seed-{key[1]}" / "result.json" for key in plan}
+    steps = [_planned_steps(configs[key]) for key in plan]
+    progress = JobProgress(say, "ablation", steps, done_before=sum(done[k].is_file() for k in plan))
+    results: dict[str, dict[int, dict]] = {arm: {} for arm in ARMS}
+    for key, planned in zip(plan, steps, strict=True):
+        arm, seed = key
+        if done[key].is_file():
+            results[arm][seed] = json.loads(done[key].read_text(encoding="utf-8"))
+            continue
+        run = done[key].parent
+        progress.start_run(f"{arm} seed {seed}", planned)
+        summary = run_training(configs[key], on_step=progress.on_step)
+        if summary["status"] != "completed":
+            raise AblateError(f"{run}: training {summary['status']}; rerun to continue")
+        progress.evaluating(f"bits per byte on {len(references)} references" + (" and tasks" if settings.tasks else ""))
+        seq_len = settings.seq_len or configs[key].seq_len or 512
+        measured = {name: bits_per_byte(summary["final"], texts, seq_len) for name, texts in references.items()}
+        results[arm][seed] = {
+            "arm": arm,
+            "seed": seed,
+            "tokens": summary["tokens"],
+            "steps": summary["step"],
+            "params": summary["params"],
+            "final_loss": summary["final_loss"],
+            "bpb": {name: m["bpb"] for name, m in measured.items()},
+            "reference_bytes": {name: m["bytes"] for name, m in measured.items()},
+            "doc_bits": {name: m["doc_bits"] for name, m in measured.items()},
+            "doc_bytes": {name: m["doc_bytes"] for name, m in measured.items()},
+        }
+        if settings.tasks:
+            from training.evals.tasks import evaluate_tasks
+
+            results[arm][seed]["tasks"] = evaluate_tasks(summary["final"], settings.tasks, seq_len=seq_len).to_dict()
+        done[key].write_text(json.dumps(results[arm][seed], indent=2) + "\n", encoding="utf-8")
+        progress.end_run()
+        say(f"{arm} seed {seed}: " + ", ".join(f"{n} {v:.4f}" for n, v in results[arm][seed]["bpb"].items()))
+    return results
+
+
+def _planned_steps(config: Any) -> int:
+    """Steps a run will train (for the ETA): ``max_steps``, or its token budget over the batch."""
+    if config.max_steps is not None:
+        return config.max_steps
+    batch = config.global_batch_tokens or config.micro_batch * (config.seq_len or 512)
+    return max(1, round((config.max_tokens or 0) / batch))

@@ -20,7 +20,9 @@ from typing import Any
 
 
 def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 512, batch_size: int = 8) -> dict:
-    """``{"bpb", "nll_nats", "tokens", "bytes", "documents"}`` of the model in ``model_dir`` on ``texts``."""
+    """``{"bpb", "nll_nats", "tokens", "bytes", "documents", "doc_bits", "doc_bytes"}`` of the model in
+    ``model_dir`` on ``texts`` (``doc_bits[j]``/``doc_bytes[j]``: document j's bits and bytes, for the ablation's
+    document-sampling variance, training/ablate_stats.py)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -40,24 +42,25 @@ def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 51
     if eos is None:
         raise ValueError(f"{folder}: the tokenizer has no EOS token to start each document with")
 
-    windows: list[list[int]] = []
-    n_bytes = documents = 0
+    windows: list[tuple[int, list[int]]] = []  # (document, window)
+    doc_bytes: list[int] = []
     for text in texts:
         if not text:
             continue
-        documents += 1
-        n_bytes += len(text.encode("utf-8"))
+        doc_bytes.append(len(text.encode("utf-8")))
         ids = [eos, *tokenizer.encode(text, add_special_tokens=False)]
         for start in range(0, len(ids) - 1, seq_len):
-            windows.append(ids[start : start + seq_len + 1])
+            windows.append((len(doc_bytes) - 1, ids[start : start + seq_len + 1]))
+    n_bytes, documents = sum(doc_bytes), len(doc_bytes)
     if not n_bytes:
         raise ValueError("no text to evaluate (every reference document is empty)")
 
     nll, tokens = 0.0, 0
-    windows.sort(key=len)  # similar lengths together: less padding
+    doc_nll = [0.0] * documents
+    windows.sort(key=lambda item: len(item[1]))  # similar lengths together: less padding
     with torch.no_grad():
         for b in range(0, len(windows), batch_size):
-            chunk = windows[b : b + batch_size]
+            chunk = [w for _doc, w in windows[b : b + batch_size]]
             width = max(len(w) for w in chunk)
             inputs = torch.full((len(chunk), width - 1), eos, dtype=torch.long)
             labels = torch.full((len(chunk), width - 1), -100, dtype=torch.long)
@@ -69,6 +72,9 @@ def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 51
             labels = labels.to(device)
             mask = labels != -100
             picked = logp.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+            per_row = (picked * mask).sum(dim=-1)
+            for row, (doc, _window) in enumerate(windows[b : b + batch_size]):
+                doc_nll[doc] -= float(per_row[row])
             nll -= float(picked[mask].sum())
             tokens += int(mask.sum())
     return {
@@ -77,6 +83,8 @@ def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 51
         "tokens": tokens,
         "bytes": n_bytes,
         "documents": documents,
+        "doc_bits": [v / math.log(2) for v in doc_nll],
+        "doc_bytes": doc_bytes,
     }
 
 

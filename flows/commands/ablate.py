@@ -19,7 +19,7 @@ def ablate_command(
     reference: list[Path] = typer.Option(
         [], help="held-out text you name (text/markdown/JSONL file or folder; repeatable), added to ablate.reference"
     ),
-    seeds: str | None = typer.Option(None, help="training seeds per arm, comma-separated (default 1,2)"),
+    seeds: str | None = typer.Option(None, help="training seeds per arm, comma-separated (default 1,2,3)"),
     max_steps: int | None = typer.Option(None, min=1, help="training steps per run (default: the recipe's train:)"),
     force: bool = typer.Option(False, "--force", help="train past the budget check"),
     as_json: bool = typer.Option(False, "--json", help="print the report as one JSON object"),

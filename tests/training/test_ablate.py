@@ -1,5 +1,5 @@
 """training/ablate.py, training/bpb.py and ``tokenmill ablate``: two arms from the same sources and tokenizer,
-equal tokens, two seeds, bits per byte on references neither arm trained on; the 2 × spread rule; bad input."""
+equal tokens, paired seeds, bits per byte on references neither arm trained on; the interval and call; bad input."""
 
 from __future__ import annotations
 
@@ -64,12 +64,14 @@ def write_recipe(tmp_path: Path, **changes) -> Path:
     return path
 
 
-def test_the_two_spread_rule() -> None:
-    helps = verdict([1.30, 1.32], [1.20, 1.21])
-    assert helps["call"] == "curation helps" and helps["difference"] == pytest.approx(0.105)
-    assert helps["threshold"] == pytest.approx(2 * math.sqrt(2 * 0.01**2))  # 2 × the larger sample std
-    assert verdict([1.30, 1.40], [1.28, 1.37])["call"] == "no real difference"
-    assert verdict([1.20, 1.21], [1.30, 1.31])["call"] == "curation hurts"
+def test_verdict_fields() -> None:
+    helps = verdict([1.30, 1.32, 1.31], [1.20, 1.21, 1.22])
+    assert helps["call"] == "curation helps" and helps["difference"] == pytest.approx(0.10)
+    assert helps["threshold"] == pytest.approx(2 * 0.01)  # the old rule's field, kept: 2 × the larger sample std
+    low, high = helps["difference_ci95"]
+    assert 0 < low < 0.10 < high and helps["min_detectable"] > (high - low) / 2
+    assert verdict([1.30, 1.40], [1.28, 1.37])["call"] == "no detectable difference"
+    assert verdict([1.20, 1.21, 1.22], [1.30, 1.32, 1.31])["call"] == "curation hurts"
 
 
 def test_references_read_and_bad_ones_refused(tmp_path: Path) -> None:
@@ -102,10 +104,16 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads((out / "ablation_report.json").read_text())
     assert set(report["per_reference"]) == {"mine", "heldout_web", "heldout_notes"}
+    assert report["seeds"] == [1, 2]
     for name, v in report["per_reference"].items():
         assert len(v["raw"]["values"]) == len(v["curated"]["values"]) == 2
         assert v["raw"]["spread"] > 0 and v["curated"]["spread"] > 0, name  # the seeds differ
-        assert 0 < v["curated"]["mean"] < 20 and v["call"] in ("curation helps", "curation hurts", "no real difference")
+        calls = ("curation helps", "curation hurts", "no detectable difference")
+        assert 0 < v["curated"]["mean"] < 20 and v["call"] in calls
+        low, high = v["difference_ci95"]
+        assert low <= v["difference"] <= high and v["min_detectable"] > 0
+        assert v["call"] == calls[0 if low > 0 else 1 if high < 0 else 2]  # the call follows the interval
+        assert v["paired"]["documents"] > 0  # the document-sampling term was measured
     assert report["unique_train_tokens"]["raw"] > report["unique_train_tokens"]["curated"]
     runs = report["runs"]["raw"] + report["runs"]["curated"]
     assert {r["tokens"] for r in runs} == {12 * 256}  # equal training tokens in every run
@@ -123,10 +131,14 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
                 assert not references & {text_key(json.loads(line)["text"]) for line in handle}
         assert sum(c["excluded_reference"] for c in report["documents"][arm].values()) > 0
     markdown = (out / "ablation_report.md").read_text()
-    assert "mine (yours)" in markdown and "± " in markdown
+    assert "mine (yours)" in markdown and "± " in markdown and "95 % interval" in markdown
     for name, v in report["per_reference"].items():
         if v["call"] != "curation helps":
             assert f"Curation does not help on {name}" in markdown
+        if v["call"] == "no detectable difference":
+            assert f"this run could detect ≥ {v['min_detectable']:.4f} bpb" in markdown
+    runs_json = json.loads((out / "raw" / "seed-1" / "result.json").read_text())
+    assert len(runs_json["doc_bits"]["mine"]) == len(runs_json["doc_bytes"]["mine"]) == 1
 
     # a rerun reuses every finished run
     stamp = (out / "raw" / "seed-1" / "result.json").stat().st_mtime_ns
@@ -164,6 +176,7 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
     expected = loss * (ids.shape[1] - 1) / math.log(2) / len(text.encode())
     assert measured["bpb"] == pytest.approx(expected, rel=1e-4)
     assert measured["tokens"] == ids.shape[1] - 1
+    assert sum(measured["doc_bits"]) == pytest.approx(measured["nll_nats"] / math.log(2))
 
 
 def test_ablate_errors(tmp_path: Path) -> None:

@@ -1,0 +1,138 @@
+"""The ablation's report: per reference the arms' bits per byte over the seeds, the paired 95 % interval of raw −
+curated, what the run could detect and the call (training/ablate_stats.py); Markdown and JSON."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from training.ablate_stats import CONFIDENCE, METHOD, in_words, paired_difference
+
+ARMS = ("raw", "curated")
+
+
+def spread(values: list[float]) -> float:
+    """The seed spread: the sample standard deviation (0 for a single value)."""
+    return statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def verdict(
+    raw: list[float], curated: list[float], diff_bits: list[float] | None = None, doc_bytes: list[float] | None = None
+) -> dict[str, Any]:
+    """Means, seed spreads, the paired 95 % interval of raw − curated and the call (training/ablate_stats.py).
+
+    ``threshold`` (twice the larger seed spread, the rule before intervals) is kept for readers of older reports."""
+    paired = paired_difference(raw, curated, diff_bits, doc_bytes)
+    return {
+        "raw": {"mean": statistics.fmean(raw), "spread": spread(raw), "values": raw},
+        "curated": {"mean": statistics.fmean(curated), "spread": spread(curated), "values": curated},
+        "difference": paired.difference,  # > 0: the curated arm has fewer bits per byte (better)
+        "threshold": 2 * max(spread(raw), spread(curated)),
+        "difference_ci95": list(paired.difference_ci95),
+        "min_detectable": paired.min_detectable,
+        "call": paired.call,
+        "paired": paired.to_dict(),
+    }
+
+
+def _document_differences(results, name: str, seeds: list[int]) -> tuple[list[float], list[float]] | None:
+    """Per reference document: raw − curated bits averaged over the seeds, and its bytes (None: not recorded)."""
+    runs = [results[arm][s] for arm in ARMS for s in seeds]
+    if any(name not in (r.get("doc_bits") or {}) for r in runs):
+        return None
+    raw = [results["raw"][s]["doc_bits"][name] for s in seeds]
+    curated = [results["curated"][s]["doc_bits"][name] for s in seeds]
+    diffs = [statistics.fmean(r[j] - c[j] for r, c in zip(raw, curated, strict=True)) for j in range(len(raw[0]))]
+    return diffs, results["curated"][seeds[0]]["doc_bytes"][name]
+
+
+def summarise(results, references, documents, manifests, settings: Any) -> dict[str, Any]:
+    per_reference = {}
+    for name in references:
+        raw = [results["raw"][s]["bpb"][name] for s in settings.seeds]
+        curated = [results["curated"][s]["bpb"][name] for s in settings.seeds]
+        per_doc = _document_differences(results, name, settings.seeds)
+        per_reference[name] = verdict(raw, curated, *(per_doc or (None, None)))
+    first = results["curated"][settings.seeds[0]]
+    return {
+        "seeds": settings.seeds,
+        "tokens_per_run": first["tokens"],
+        "params": first["params"],
+        "per_reference": per_reference,
+        "documents": documents,
+        "unique_train_tokens": {arm: manifests[arm].train_tokens for arm in ARMS},
+        "runs": {arm: [_public(r) for r in results[arm].values()] for arm in ARMS},
+        "rule": "a difference is called when its 95 % interval excludes 0: " + METHOD,
+        "confidence": CONFIDENCE,
+    }
+
+
+def _public(run: dict[str, Any]) -> dict[str, Any]:
+    """A run's result without its per-document bits (kept in ``result.json``, too long for the report)."""
+    return {k: v for k, v in run.items() if k not in ("doc_bits", "doc_bytes")}
+
+
+def render_report(report: dict[str, Any]) -> str:
+    users = set(report.get("user_references", []))
+    lines = [
+        "# Ablation: does curation help?",
+        "",
+        f"Two arms, the same tokenizer, model ({report['params']:,} parameters) and hyper-parameters, "
+        f"{report['tokens_per_run']:,} training tokens per run, seeds {report['seeds']}. Unique training tokens: "
+        f"raw {report['unique_train_tokens']['raw']:,}, curated {report['unique_train_tokens']['curated']:,}.",
+        "",
+        "| reference | raw bpb (± spread) | curated bpb (± spread) | raw − curated | 95 % interval "
+        "| could detect ≥ | call |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, v in report["per_reference"].items():
+        kind = " (yours)" if name in users else " (clean held-out)"
+        low, high = v["difference_ci95"]
+        lines.append(
+            f"| {name}{kind} | {v['raw']['mean']:.4f} ± {v['raw']['spread']:.4f} | "
+            f"{v['curated']['mean']:.4f} ± {v['curated']['spread']:.4f} | {v['difference']:+.4f} | "
+            f"[{low:+.4f}, {high:+.4f}] | {v['min_detectable']:.4f} | {v['call']} |"
+        )
+    lines.append("")
+    lines += [in_words(name, v) for name, v in report["per_reference"].items()]
+    lines += [
+        f"- How to read it: {len(report['seeds'])} seeds, each fixing the initialisation and the data order in "
+        "both arms; " + report["rule"] + '. "Could detect ≥" is the smallest difference this budget sees; '
+        "a smaller real effect needs more seeds, more reference text or more training tokens "
+        "(benchmarks/ablate_power.py, docs/scaling.md).",
+        "- Clean held-out references are text curation keeps, so they lean toward the curated arm; your own "
+        "reference files are the neutral test.",
+        *_task_lines(report),
+        "",
+        "| arm | source | training documents | reference documents removed |",
+        "|---|---|---:|---:|",
+    ]
+    for arm, sources in report["documents"].items():
+        for source, counts in sources.items():
+            lines.append(f"| {arm} | {source} | {counts['documents']:,} | {counts['excluded_reference']:,} |")
+    return "\n".join(lines) + "\n"
+
+
+def summarise_tasks(results: dict[str, dict[int, dict]], seeds: list[int]) -> dict[str, Any]:
+    """Per task and arm: mean accuracy over the seeds (runs measured with ``ablate.tasks``); {} without tasks."""
+    runs = [results[arm][s] for arm in ARMS for s in seeds]
+    if not runs or any("tasks" not in r for r in runs):
+        return {}
+    names = runs[0]["tasks"]["tasks"].keys()
+    out: dict[str, Any] = {}
+    for name in names:
+        out[name] = {
+            arm: statistics.fmean(results[arm][s]["tasks"]["tasks"][name]["accuracy"] for s in seeds) for arm in ARMS
+        }
+        out[name]["items"] = runs[0]["tasks"]["tasks"][name]["items"]
+    return out
+
+
+def _task_lines(report: dict[str, Any]) -> list[str]:
+    tasks = report.get("tasks") or {}
+    if not tasks:
+        return []
+    lines = ["", "| task (multiple choice) | items | raw accuracy | curated accuracy |", "|---|---:|---:|---:|"]
+    for name, v in tasks.items():
+        lines.append(f"| {name} | {v['items']:,} | {v['raw']:.3f} | {v['curated']:.3f} |")
+    return lines
