@@ -19,7 +19,7 @@ from flows.artifacts import publish_dedup_artifact
 def _executor_factory(executor: dict[str, Any] | None):
     """datatrove executors as the recipe's ``executor`` section describes (local with 1 worker by default)."""
     from pipeline.config import ExecutorConfig
-    from pipeline.curate.build import executor_factory
+    from pipeline.executor import executor_factory
 
     return executor_factory(
         ExecutorConfig.model_validate(executor or {"kind": "local", "tasks": 1, "workers": 1}), "dedup"

@@ -14,7 +14,7 @@ from typing import Any
 from prefect import task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
-from pipeline.curate.build import executor_factory
+from pipeline.executor import executor_factory
 from pipeline.layout import RunLayout
 from pipeline.run import account_and_report, curate_one_source, dedup_run_dir, run_tokenize_stage
 from training.recipe import Recipe

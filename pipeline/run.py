@@ -13,10 +13,11 @@ from typing import Any, TypeVar
 import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
-from pipeline.curate.build import curate_source, executor_factory
+from pipeline.curate.build import curate_source
 from pipeline.dedup.result import dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.dedup.run import run_dedup
+from pipeline.executor import executor_factory
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 from pipeline.read import build_reader, is_pattern, split_path

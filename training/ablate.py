@@ -112,7 +112,8 @@ def arm_recipe(recipe: Any, arm: str, out: Path) -> Any:
 
 def curate_arm(recipe: Any) -> dict[str, Path]:
     """Curate (and dedup) one arm's recipe; return each source's folder of kept documents."""
-    from pipeline.curate.build import curate_source, executor_factory
+    from pipeline.curate.build import curate_source
+    from pipeline.executor import executor_factory
     from pipeline.layout import RunLayout
     from pipeline.run import prepare_run_dir, run_dedup_stage, write_curation_report
 

@@ -171,8 +171,8 @@ def _run(
         with progress.shown():  # one progress line per dedup step instead of datatrove's logs
             if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
                 from pipeline.config import ExecutorConfig
-                from pipeline.curate.build import executor_factory
                 from pipeline.dedup.run import dedup_dataset
+                from pipeline.executor import executor_factory
 
                 return dedup_dataset(
                     str(input),

@@ -1,4 +1,4 @@
-"""Assemble a source's curation pipeline and the datatrove executor that runs it.
+"""Assemble a source's curation pipeline (its ranks run under pipeline.executor).
 
 read → [ledger] → extract → language → quality → [classify] → [toxicity] → [decontaminate] → pii
 → write curated/<source>/ → [ledger]
@@ -13,14 +13,11 @@ comes from the recipe too, so the same recipe scales out without edits.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
-from typing import Any
 
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline import progress
 from pipeline.accounting import Ledger
-from pipeline.config import CurationRecipe, ExecutorConfig, SourceConfig, StagesConfig
+from pipeline.config import CurationRecipe, SourceConfig, StagesConfig
 from pipeline.curate.classify import ClassifyStage
 from pipeline.curate.decontaminate import DecontaminateStage
 from pipeline.curate.extract import ExtractStage
@@ -29,6 +26,7 @@ from pipeline.curate.pii import PIIStage
 from pipeline.curate.quality import QualityStage
 from pipeline.curate.routing import ROUTED_PREFIX, RouteWriter, clear_routed_from
 from pipeline.curate.toxicity import ToxicityStage
+from pipeline.executor import build_executor
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 from pipeline.read import build_reader
@@ -75,122 +73,6 @@ def prepare_run_indexes(stages: list[PipelineStep], layout: RunLayout) -> None:
     for step in stages:
         if isinstance(step, DecontaminateStage):
             step.prepare_index(layout.stage_dir("decontaminate"))
-
-
-#: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
-FORKSERVER_PRELOAD = (
-    "datatrove.executor.local",
-    "datatrove.pipeline.writers.jsonl",
-    "pipeline.accounting",
-    "pipeline.progress",
-    "pipeline.curate.routing",
-    "pipeline.read.folder",
-    "pipeline.read.tabular",
-    "pipeline.read.warc",
-    "pipeline.curate.extract",
-    "pipeline.curate.language",
-    "pipeline.curate.pii",
-    "pipeline.curate.quality",
-    "pipeline.dedup.filter",
-    "pipeline.dedup.io",
-    "pipeline.dedup.signatures",
-)
-
-
-def preload_forkserver(pipeline: list) -> list[str]:
-    """Have datatrove's forkserver import the ranks' modules once, so that each pool worker forked from it
-    starts with them instead of importing them itself; returns the list set.
-
-    ``LocalPipelineExecutor`` runs ranks in a ``multiprocess`` forkserver pool, and every worker unpickles the
-    pipeline, importing the stages, readers and their libraries anew: ~0.5 CPU-s per worker, 12 workers for a
-    4-file crawl through curate + dedup's signature and filter steps (``benchmarks/fixed_cost.py``). The
-    forkserver is started once per process, by the first pool, and serves every later pool, so the list is
-    what this process's pipelines need (``FORKSERVER_PRELOAD`` plus the modules of this pipeline's steps). A
-    forkserver already running keeps its list (the setting is a hint, as ``multiprocess`` says).
-    """
-    import multiprocess
-
-    modules = ["__main__", *FORKSERVER_PRELOAD]
-    modules += sorted({type(step).__module__ for step in pipeline} - {"builtins", "__main__"})
-    modules += [m for step in pipeline for m in getattr(step, "forkserver_preload", ())]  # e.g. a loaded model
-    modules = list(dict.fromkeys(modules))
-    multiprocess.get_context("forkserver").set_forkserver_preload(modules)
-    return modules
-
-
-def build_executor(
-    config: ExecutorConfig,
-    pipeline: list[PipelineStep],
-    logging_dir: str | Path,
-    tasks: int | None = None,
-    job_name: str = "tokenmill",
-    depends: Any = None,
-):
-    """A datatrove executor for ``pipeline`` as the recipe's executor section describes."""
-    tasks = tasks or config.tasks
-    workers = config.workers if config.workers != -1 else tasks
-    logging_dir = str(logging_dir)
-    if config.kind == "local":
-        if min(workers, tasks) > 1:
-            preload_forkserver(pipeline)
-
-        if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
-            label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"
-            return progress.ProgressExecutor(
-                pipeline=pipeline,
-                tasks=tasks,
-                workers=min(workers, tasks),
-                logging_dir=logging_dir,
-                depends=depends,
-                label=label,
-            )
-        from datatrove.executor import LocalPipelineExecutor
-
-        return LocalPipelineExecutor(
-            pipeline=pipeline, tasks=tasks, workers=min(workers, tasks), logging_dir=logging_dir, depends=depends
-        )
-    if config.kind == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
-
-        slurm = config.slurm
-        assert slurm is not None  # validated by ExecutorConfig
-        return SlurmPipelineExecutor(
-            pipeline=pipeline,
-            tasks=tasks,
-            workers=workers,
-            time=slurm.time,
-            partition=slurm.partition,
-            cpus_per_task=slurm.cpus_per_task,
-            mem_per_cpu_gb=slurm.mem_per_cpu_gb,
-            qos=slurm.qos or "normal",
-            sbatch_args=slurm.sbatch_args or None,
-            job_name=job_name,
-            logging_dir=logging_dir,
-            depends=depends,
-        )
-    from datatrove.executor.ray import RayPipelineExecutor
-
-    ray_cfg = config.ray
-    ensure_ray(ray_cfg.address if ray_cfg else None)
-    return RayPipelineExecutor(
-        pipeline=pipeline,
-        tasks=tasks,
-        workers=workers,
-        logging_dir=logging_dir,
-        cpus_per_task=ray_cfg.cpus_per_task if ray_cfg else 1,
-        mem_per_cpu_gb=ray_cfg.mem_per_cpu_gb if ray_cfg else 2,
-        depends=depends,
-    )
-
-
-def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
-    """``(pipeline, logging_dir, tasks=None) -> executor`` as ``config`` describes: how the stages that run over a
-    whole run (dedup, tokenize) get their ranks from the same executor section as curation."""
-
-    def factory(pipeline: list[PipelineStep], logging_dir: str, tasks: int | None = None):
-        return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name=job_name)
-
-    return factory
 
 
 CURATION_STAGES = ("read", "extract", "language", "quality", "classify", "toxicity", "decontaminate", "pii")
@@ -270,17 +152,6 @@ def clear_source_outputs(layout: RunLayout, source: str) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     for stage in CURATION_STAGES:
         shutil.rmtree(layout.dropped(source) / stage, ignore_errors=True)
-
-
-def ensure_ray(address: str | None) -> None:
-    """Connect to a Ray cluster (``address``) or start a local instance; datatrove expects one running."""
-    import os
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    import ray
-
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
 
 
 def curate_source(

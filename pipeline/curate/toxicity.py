@@ -232,7 +232,7 @@ class ToxicityStage(AccountedStep):
 
     @property
     def forkserver_preload(self) -> tuple[str, ...]:
-        """Modules datatrove's forkserver imports before forking the ranks (``pipeline.curate.build``)."""
+        """Modules datatrove's forkserver imports before forking the ranks (``pipeline.executor``)."""
         return () if self.config.model else ("pipeline.curate.toxicity_preload",)
 
     def setup(self) -> None:

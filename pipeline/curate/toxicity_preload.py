@@ -1,4 +1,4 @@
-"""Imported by datatrove's forkserver (``pipeline.curate.build.preload_forkserver``) when a pipeline runs the
+"""Imported by datatrove's forkserver (``pipeline.executor.preload_forkserver``) when a pipeline runs the
 bundled toxicity scorer: it loads the scorer once there, and every rank forked from the forkserver inherits it.
 
 Only for that list: importing this module loads scikit-learn and the model. A scorer that cannot load (a

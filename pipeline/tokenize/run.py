@@ -29,8 +29,8 @@ import numpy as np
 
 from pipeline import progress
 from pipeline.atomic import write_json_atomic
-from pipeline.curate.build import preload_forkserver
 from pipeline.errors import TokenmillError
+from pipeline.executor import preload_forkserver
 from pipeline.shards.format import (
     HELDOUT_DIR,
     MANIFEST,

@@ -147,7 +147,7 @@ def test_build_executor_uses_datatrove_unless_progress_is_on(tmp_path: Path, mon
     from datatrove.executor import LocalPipelineExecutor
 
     from pipeline.config import ExecutorConfig
-    from pipeline.curate.build import build_executor
+    from pipeline.executor import build_executor
 
     config = ExecutorConfig(tasks=2, workers=1)
     monkeypatch.setattr(progress, "_mode", "off")

@@ -159,7 +159,7 @@ def test_routed_documents_are_tokenized_under_the_target(tmp_path: Path, corpus)
     data["stages"]["dedup"] = {"threshold": 0.8}
     recipe = load(tmp_path, data)
     layout, _ = curate_all(recipe)
-    from pipeline.curate.build import executor_factory
+    from pipeline.executor import executor_factory
     from pipeline.run import run_dedup_stage
 
     run_dedup_stage(recipe, layout, executor_factory(recipe.executor, "dedup"))

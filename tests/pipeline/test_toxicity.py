@@ -260,8 +260,8 @@ def test_the_forkserver_loads_the_bundled_scorer_once_for_the_ranks(monkeypatch,
     """Each rank loading scikit-learn and the pickles costs ~1.1 CPU-s: the forkserver loads them once."""
     import multiprocess
 
-    from pipeline.curate.build import preload_forkserver
     from pipeline.curate.toxicity import bundled_scorer
+    from pipeline.executor import preload_forkserver
 
     asked: list[list[str]] = []
     context = multiprocess.get_context("forkserver")
