@@ -1,0 +1,117 @@
+"""C4's line and page rules (Raffel et al. 2020, section 2.2): the paper's definitions by default, datatrove's
+``C4QualityFilter`` under ``compat: datatrove`` (its defaults in ``DATATROVE_DEFAULTS``, its word count before
+citations are removed)."""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Any
+
+from pydantic import Field
+
+from pipeline.config_base import StrictModel
+from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
+from pipeline.text import count_sentences, line_words, split_words, terminal_punctuation
+
+#: C4's line endings in datatrove (. ? ! " ') plus the sentence-final marks of CJK, Arabic and Devanagari text.
+C4_END_PUNCTUATION_DATATROVE = (".", "?", "!", '"', "'", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥")
+#: C4's line endings as the paper says ("a period, exclamation mark, question mark, or end quotation mark";
+#: the reference code: . ? ! "), with typographic closing quotes and the sentence-final marks of other
+#: scripts: CJK, Arabic/Urdu, Devanagari/Bengali, Ethiopic, Khmer, Myanmar, Tibetan, Armenian.
+C4_END_PUNCTUATION = (
+    ".", "?", "!", '"', "”", "“", "»", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥",
+    "።", "፧", "។", "៕", "။", "།", "༎", "։",
+)  # fmt: skip
+
+SKIP_C4_PUNCT = "c4_terminal_punctuation"
+
+
+class C4Config(StrictModel):
+    """C4 line and page rules (Raffel et al. 2020), without the bad-words list (it would be a download)."""
+
+    remove_citations: bool = True
+    filter_no_terminal_punct: bool = True
+    end_punctuation: list[str] = Field(default=list(C4_END_PUNCTUATION), description="line endings that count")
+    min_num_sentences: int | None = Field(default=3, description="C4: 3 (datatrove: 5)")
+    min_words_per_line: int | None = Field(default=5, description="C4: 5 (datatrove: 3)")
+    max_word_length: int | None = 1000
+    filter_lorem_ipsum: bool = True
+    filter_javascript: bool = True
+    filter_curly_bracket: bool = True
+    filter_policy: bool = True
+    rewrite_text: bool = Field(default=True, description="replace the text by the kept lines, as C4 does")
+
+
+#: What ``compat: datatrove`` changes in the C4 defaults (the rest are equal).
+DATATROVE_DEFAULTS: dict[str, Any] = {
+    "min_num_sentences": 5,
+    "min_words_per_line": 3,
+    "end_punctuation": list(C4_END_PUNCTUATION_DATATROVE),
+}
+
+
+class C4Rules:
+    """C4's line filter; constants come from datatrove's module (citation pattern, policy phrases)."""
+
+    def __init__(self, cfg: C4Config):
+        from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, POLICY_SUBSTRINGS
+
+        self.cfg = cfg
+        self.citation_re = CITATION_REGEX
+        self.policy = tuple(POLICY_SUBSTRINGS)
+        self.end_punctuation = tuple(cfg.end_punctuation)
+        self.sentence_end = frozenset(terminal_punctuation())
+
+    def __call__(self, doc: Text, cfg: C4Config, metrics: dict[str, Any]) -> Failure | None:
+        kept: list[str] = []
+        kept_tokens: list[list[str]] = []
+        sentences = 0
+        # a script without sentence-final marks (Thai, Lao) would lose every line: skip, with a note
+        no_marks = doc.language in NO_SENTENCE_MARK_LANGUAGES
+        terminal_punct = cfg.filter_no_terminal_punct and not no_marks
+        min_sentences = None if no_marks else cfg.min_num_sentences
+        if no_marks and (cfg.filter_no_terminal_punct or cfg.min_num_sentences is not None):
+            doc.skip(SKIP_C4_PUNCT)
+        # tokens are only needed to count sentences: reuse them when compat's word count already split the
+        # lines, otherwise split only the lines that survive the line filters
+        lines = doc.text.splitlines()
+        cached = doc.cached_line_tokens
+        complete = True
+        for raw, tokens in zip(lines, cached if cached is not None else repeat(None, len(lines)), strict=True):
+            line = original = raw.strip()
+            max_len = cfg.max_word_length
+            if max_len is not None and len(line) > max_len and line_words(line)[1] > max_len:
+                continue
+            if cfg.remove_citations and "[" in line:
+                cleaned = self.citation_re.sub("", line)
+                if cleaned != line:
+                    line, tokens = cleaned, None
+            if terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("...")):
+                continue
+            # C4's code counts the words after removing citations, datatrove before
+            counted = original if doc.compat else line
+            if cfg.min_words_per_line is not None and line_words(counted)[0] < cfg.min_words_per_line:
+                continue
+            lowered = line.lower()
+            if cfg.filter_lorem_ipsum and "lorem ipsum" in lowered:
+                return "c4_lorem_ipsum", 1.0
+            if cfg.filter_javascript and "javascript" in lowered:
+                continue
+            if cfg.filter_curly_bracket and "{" in line:
+                return "c4_curly_bracket", float(line.count("{"))
+            if cfg.filter_policy and any(p in lowered for p in self.policy):
+                continue
+            if min_sentences is not None:
+                if tokens is None:
+                    tokens = split_words(line)
+                sentences += count_sentences(tokens, self.sentence_end)
+            kept.append(line)
+            kept_tokens.append(tokens)
+            complete = complete and tokens is not None
+        metrics["c4_sentences"] = sentences
+        if min_sentences is not None and sentences < min_sentences:
+            return "c4_too_few_sentences", float(sentences)
+        if cfg.rewrite_text:
+            # kept lines are stripped and non-empty, so they are exactly the new text's lines
+            doc.replace("\n".join(kept), kept_tokens if complete else None)
+        return None

@@ -1,0 +1,94 @@
+"""FineWeb's own rules (Penedo et al. 2024, section 3): the paper's comparisons by default, datatrove's
+``FineWebQualityFilter`` under ``compat: datatrove`` (strict comparisons, its defaults, its list-ratio rule)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from pipeline.config_base import StrictModel
+from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
+from pipeline.curate.quality.gopher_repetition import find_duplicates
+from pipeline.text import terminal_punctuation
+
+#: FineWeb's "lines ending with punctuation" adds closing quotes and the Tibetan shad to datatrove's marks.
+FINEWEB_EXTRA_STOP_CHARS = ('"', "”", "»", "」", "』", "།", "༎")
+
+SKIP_FW_PUNCT = "fineweb_line_punct_ratio"
+
+
+class FineWebConfig(StrictModel):
+    """FineWeb's own rules (Penedo et al. 2024, section 3)."""
+
+    line_punct_thr: float | None = 0.12
+    line_punct_exclude_zero: bool = False
+    stop_chars: list[str] | None = Field(default=None, description="null: terminal punctuation of every script")
+    short_line_thr: float | None = 0.67
+    short_line_length: int = 30
+    char_duplicates_ratio: float | None = Field(default=0.1, description="FineWeb: 0.1 (datatrove: 0.01)")
+    new_line_ratio: float | None = Field(default=None, description="not a FineWeb rule; datatrove: 0.3")
+
+
+#: What ``compat: datatrove`` changes in the FineWeb defaults (the rest are equal).
+DATATROVE_DEFAULTS: dict[str, Any] = {"char_duplicates_ratio": 0.01, "new_line_ratio": 0.3}
+
+
+class FineWebRules:
+    """FineWeb's three rules (Penedo et al. 2024, section 3): drop when lines ending in punctuation are <= 12 %,
+    when lines shorter than 30 characters are >= 67 %, when characters in duplicated lines are >= 10 %.
+    Compat: datatrove's strict comparisons (< 0.12, <= 30 characters and > 0.67, > 0.01) and its list-ratio rule."""
+
+    def __init__(self, cfg: FineWebConfig, compat: bool = False):
+        if cfg.stop_chars is not None:
+            chars: tuple[str, ...] = tuple(cfg.stop_chars)
+        elif compat:
+            chars = terminal_punctuation()
+        else:
+            chars = tuple(sorted(set(terminal_punctuation()) | set(FINEWEB_EXTRA_STOP_CHARS)))
+        self.single_chars = frozenset(chars) if all(len(c) == 1 for c in chars) else None
+        self.stop_chars = chars
+        self.compat = compat
+
+    def _ends(self, line: str) -> bool:
+        if self.single_chars is not None:  # one set lookup instead of endswith over 159 marks
+            return line[-1] in self.single_chars
+        return line.endswith(self.stop_chars)
+
+    def __call__(self, doc: Text, cfg: FineWebConfig, metrics: dict[str, Any]) -> Failure | None:
+        text, compat = doc.text, self.compat
+        if compat:
+            lines = [line for line in text.split("\n") if line.strip() != ""]
+        else:
+            lines = [line for line in map(str.strip, text.split("\n")) if line]
+        if not lines:
+            return "no_text", None
+        ratio = sum(1 for line in lines if self._ends(line)) / len(lines)
+        metrics["line_punct_ratio"] = round(ratio, 4)
+        if cfg.line_punct_thr is not None and doc.language in NO_SENTENCE_MARK_LANGUAGES:
+            doc.skip(SKIP_FW_PUNCT)
+        elif (
+            cfg.line_punct_thr is not None
+            and (ratio < cfg.line_punct_thr if compat else ratio <= cfg.line_punct_thr)
+            and not (ratio == 0 and cfg.line_punct_exclude_zero)
+        ):
+            return "fineweb_line_punct_ratio", ratio
+        if compat:
+            ratio = sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines)
+        else:
+            ratio = sum(1 for line in lines if len(line) < cfg.short_line_length) / len(lines)
+        metrics["short_line_ratio"] = round(ratio, 4)
+        if cfg.short_line_thr is not None and (ratio > cfg.short_line_thr if compat else ratio >= cfg.short_line_thr):
+            return "fineweb_short_line_ratio", ratio
+        ratio = find_duplicates(lines)[1] / max(len(text) - text.count("\n"), 1)
+        metrics["char_dup_ratio"] = round(ratio, 4)
+        if cfg.char_duplicates_ratio is not None and (
+            ratio > cfg.char_duplicates_ratio if compat else ratio >= cfg.char_duplicates_ratio
+        ):
+            return "fineweb_char_dup_ratio", ratio
+        if cfg.new_line_ratio is not None and doc.words:
+            ratio = text.count("\n") / len(doc.words)
+            metrics["list_ratio"] = round(ratio, 4)
+            if ratio > cfg.new_line_ratio:
+                return "fineweb_list_ratio", ratio
+        return None

@@ -1,0 +1,184 @@
+"""Gopher's quality rules (Rae et al. 2021, appendix A): the paper's definitions on whitespace-separated words
+(``gopher_quality``) and datatrove's ``GopherQualityFilter`` on spaCy-style tokens beside them
+(``gopher_quality_datatrove``, the ``compat: datatrove`` mode)."""
+
+from __future__ import annotations
+
+from itertools import filterfalse
+from typing import Any
+
+import regex
+from pydantic import Field
+
+from pipeline.config_base import StrictModel
+from pipeline.curate.quality.document import Failure, Text
+from pipeline.curate.quality.stop_words import STOP_WORDS, SUBSTRING_STOP_WORD_LANGUAGES, stop_word_matcher
+from pipeline.text import unspaced_units, word_stats
+
+#: Gopher's "bullet point": the bullet characters, and '-' / '*' that plain text and Markdown use for them.
+BULLETS = ("•", "‣", "◦", "⁃", "▪", "●", "-", "*")
+
+SKIP_AVG = "gopher_avg_word_length"
+SKIP_STOP = "gopher_enough_stop_words"
+
+_HAS_LETTER = regex.compile(r"\p{L}").search  # \p{L} is exactly what str.isalpha() calls a letter
+
+
+class GopherQualityConfig(StrictModel):
+    """Gopher quality rules (Rae et al. 2021, appendix A); ``null`` switches a rule off."""
+
+    min_doc_words: int | None = 50
+    max_doc_words: int | None = 100_000
+    min_avg_word_length: float | None = 3
+    max_avg_word_length: float | None = 10
+    max_symbol_word_ratio: float | None = Field(default=0.1, description="'#' and ellipses per word")
+    max_bullet_lines_ratio: float | None = 0.9
+    max_ellipsis_lines_ratio: float | None = 0.3
+    min_alpha_words_ratio: float | None = Field(
+        default=0.8, description="least share of words with a letter (datatrove: max_non_alpha_words_ratio)"
+    )
+    min_stop_words: int | None = 2
+    stop_words: dict[str, list[str]] = Field(
+        default={}, description="per-language lists that replace the built-in ones; [] switches the rule off"
+    )
+
+
+def gopher_quality(doc: Text, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's quality rules as appendix A of the paper states them, on whitespace-separated words."""
+    if doc.compat:
+        return gopher_quality_datatrove(doc, cfg, metrics)
+    text, words = doc.text, doc.words
+    n_words = len(words)
+    metrics["words"] = n_words
+    if cfg.min_doc_words is not None and n_words < cfg.min_doc_words:
+        return "gopher_short_doc", n_words
+    if cfg.max_doc_words is not None and n_words > cfg.max_doc_words:
+        return "gopher_long_doc", n_words
+    n_words = n_words or 1
+
+    # mean word length; CJK units and Hangul words are left out, and the rule is skipped where they dominate
+    n_unspaced, unspaced_chars = unspaced_units(text)
+    spaced = len(words) - n_unspaced
+    if spaced <= 0 or spaced * 2 < len(words):
+        doc.skip(SKIP_AVG)
+    elif cfg.min_avg_word_length is not None or cfg.max_avg_word_length is not None:
+        failure = _avg_length_failure((sum(map(len, words)) - unspaced_chars) / spaced, cfg, metrics)
+        if failure is not None:
+            return failure
+
+    failure = _symbol_failure(text, n_words, cfg)
+    if failure is not None:
+        return failure
+
+    if cfg.max_bullet_lines_ratio is not None or cfg.max_ellipsis_lines_ratio is not None:
+        lines = [line.strip() for line in text.splitlines()]
+        lines = [line for line in lines if line] or [""]  # the document's lines, not the blank ones between
+        if cfg.max_bullet_lines_ratio is not None:
+            ratio = sum(1 for line in lines if line.startswith(BULLETS)) / len(lines)
+            if ratio > cfg.max_bullet_lines_ratio:
+                return "gopher_too_many_bullets", ratio
+        if cfg.max_ellipsis_lines_ratio is not None:
+            ratio = sum(1 for line in lines if line.endswith(("...", "…"))) / len(lines)
+            if ratio > cfg.max_ellipsis_lines_ratio:
+                return "gopher_too_many_end_ellipsis", ratio
+
+    if cfg.min_alpha_words_ratio is not None:
+        # "80 % of words contain at least one alphabetic character": str.isalpha() settles plain words in C;
+        # the rest ('end.', '(see', '3.5') go through one C-level regex search each
+        rest = list(filterfalse(str.isalpha, words))
+        alpha = len(words) - len(rest) + sum(map(bool, map(_HAS_LETTER, rest)))
+        ratio = alpha / n_words
+        metrics["alpha_ratio"] = round(ratio, 4)
+        if ratio < cfg.min_alpha_words_ratio:
+            return "gopher_below_alpha_threshold", ratio
+
+    if cfg.min_stop_words is not None:
+        matcher = None if doc.language is None else stop_word_matcher(doc.language, cfg.stop_words)
+        if matcher is None:
+            doc.skip(SKIP_STOP)
+        elif matcher:
+            found = matcher(text)
+            metrics["stop_words"] = found
+            if found < cfg.min_stop_words:
+                return "gopher_enough_stop_words", found
+    return None
+
+
+def _avg_length_failure(avg: float, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's mean-word-length bounds (both paths; they differ only in which words they average)."""
+    metrics["avg_word_length"] = round(avg, 3)
+    if cfg.min_avg_word_length is not None and avg < cfg.min_avg_word_length:
+        return "gopher_below_avg_threshold", avg
+    if cfg.max_avg_word_length is not None and avg > cfg.max_avg_word_length:
+        return "gopher_above_avg_threshold", avg
+    return None
+
+
+def _symbol_failure(text: str, n_words: int, cfg: GopherQualityConfig) -> Failure | None:
+    """Gopher's hash and ellipsis to word ratios (both paths; ``n_words`` is each path's word count)."""
+    if cfg.max_symbol_word_ratio is not None:
+        ratio = text.count("#") / n_words
+        if ratio > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_hashes", ratio
+        ratio = (text.count("...") + text.count("…")) / n_words
+        if ratio > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_ellipsis", ratio
+    return None
+
+
+def gopher_quality_datatrove(doc: Text, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
+    """datatrove's ``GopherQualityFilter`` on spaCy-style tokens, plus the multilingual changes."""
+    text, words = doc.text, doc.words
+    stats = word_stats(text, words)
+    n_words = len(words) or 1
+    n_non_symbol = len(stats.non_symbol)
+    metrics["words"] = n_non_symbol
+    if cfg.min_doc_words is not None and n_non_symbol < cfg.min_doc_words:
+        return "gopher_short_doc", n_non_symbol
+    if cfg.max_doc_words is not None and n_non_symbol > cfg.max_doc_words:
+        return "gopher_long_doc", n_non_symbol
+
+    # only meaningful on space-delimited alphabetic words; skipped when CJK units or Hangul words dominate
+    if not (stats.spaced_words and stats.spaced_words * 2 >= n_non_symbol):
+        doc.skip(SKIP_AVG)
+    else:
+        failure = _avg_length_failure(stats.spaced_chars / stats.spaced_words, cfg, metrics)
+        if failure is not None:
+            return failure
+
+    failure = _symbol_failure(text, n_words, cfg)
+    if failure is not None:
+        return failure
+
+    lines = text.splitlines() or [""]
+    if cfg.max_bullet_lines_ratio is not None:
+        ratio = sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines)
+        if ratio > cfg.max_bullet_lines_ratio:
+            return "gopher_too_many_bullets", ratio
+    if cfg.max_ellipsis_lines_ratio is not None:
+        ratio = sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines)
+        if ratio > cfg.max_ellipsis_lines_ratio:
+            return "gopher_too_many_end_ellipsis", ratio
+
+    if cfg.min_alpha_words_ratio is not None:
+        # str.isalpha() settles most words in C; the slow check only runs on digits, marks and mixed tokens
+        alpha = sum(map(str.isalpha, words))
+        alpha += sum(1 for w in filterfalse(str.isalpha, words) if any(c.isalpha() for c in w))
+        ratio = alpha / n_words
+        metrics["alpha_ratio"] = round(ratio, 4)
+        if ratio < cfg.min_alpha_words_ratio:
+            return "gopher_below_alpha_threshold", ratio
+
+    if cfg.min_stop_words is not None and doc.language is not None:
+        stop_words = cfg.stop_words.get(doc.language, STOP_WORDS.get(doc.language))
+        if stop_words:
+            if doc.language in SUBSTRING_STOP_WORD_LANGUAGES:
+                found = sum(1 for w in set(stop_words) if w in text)
+            else:
+                found = len(set(stop_words).intersection(words))
+            metrics["stop_words"] = found
+            if found < cfg.min_stop_words:
+                return "gopher_enough_stop_words", found
+        elif stop_words is None:
+            doc.skip(SKIP_STOP)
+    return None

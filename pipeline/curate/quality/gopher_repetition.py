@@ -1,0 +1,176 @@
+"""Gopher's repetition rules (Rae et al. 2021, table A1): duplicate paragraphs, lines and word n-grams. Paper mode
+and datatrove's ``GopherRepetitionFilter`` (``compat: datatrove``) differ in how they split paragraphs and lines
+and in how repeated n-gram characters are counted (``NGrams.covered_chars`` / ``NGrams.duplicated_chars``)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import compress
+from typing import Any
+
+from pipeline.config_base import StrictModel
+from pipeline.curate.quality.document import Failure, Text
+from pipeline.text import has_word_char, split_lines, split_paragraphs
+
+
+class GopherRepetitionConfig(StrictModel):
+    """Gopher repetition rules (Rae et al. 2021, table A1)."""
+
+    dup_line_frac: float | None = 0.3
+    dup_para_frac: float | None = 0.3
+    dup_line_char_frac: float | None = 0.2
+    dup_para_char_frac: float | None = 0.2
+    top_n_grams: list[tuple[int, float]] = [(2, 0.2), (3, 0.18), (4, 0.16)]
+    dup_n_grams: list[tuple[int, float]] = [(5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10)]
+
+
+def find_duplicates(items: list[str]) -> tuple[int, int]:
+    """(repeated elements, characters in the repeats) — every copy after the first counts."""
+    seen: set[str] = set()
+    count = chars = 0
+    for item in items:
+        if item in seen:
+            count += 1
+            chars += len(item)
+        else:
+            seen.add(item)
+    return count, chars
+
+
+class NGrams:
+    """Word n-gram repetition of one document, computed level by level over repeated n-grams only.
+
+    Why not datatrove's ``find_top_duplicate`` / ``find_all_duplicate``: they build every n-gram of every
+    size as a joined string (9 passes over the document); that was ~80 % of this stage's CPU. An n-gram can
+    only occur twice if its (n-1)-gram prefix does, so after one pass over the 2-grams each larger size only
+    looks at the positions whose shorter n-gram repeats — usually a handful. Results equal datatrove's
+    (n-grams compared as word tuples instead of strings joined without a separator).
+    """
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        # n -> (positions of repeated n-grams in order, their n-grams, count of each repeated n-gram)
+        self._levels: dict[int, tuple[list[int], list[tuple[str, ...]], dict[tuple[str, ...], int]]] = {}
+
+    def _level(self, n: int) -> tuple[list[int], list[tuple[str, ...]], dict[tuple[str, ...], int]]:
+        if n in self._levels:
+            return self._levels[n]
+        words = self.words
+        if n <= 2:
+            grams = list(zip(words, words[1:], strict=False)) if n == 2 else [(w,) for w in words]
+            counts = Counter(grams)
+            # C-level iteration: positions whose n-gram occurs more than once
+            positions = list(compress(range(len(grams)), map((1).__lt__, map(counts.__getitem__, grams))))
+            keys = list(map(grams.__getitem__, positions))
+        else:
+            prev_positions, prev_keys, _ = self._level(n - 1)
+            last = len(words) - n
+            cand = [
+                (i, key + (words[i + n - 1],)) for i, key in zip(prev_positions, prev_keys, strict=True) if i <= last
+            ]
+            counts = Counter(key for _, key in cand)
+            kept = [(i, key) for i, key in cand if counts[key] > 1]
+            positions, keys = [i for i, _ in kept], [key for _, key in kept]
+        repeated = Counter(keys)  # the repeated n-grams, in order of first occurrence
+        self._levels[n] = (positions, keys, repeated)
+        return self._levels[n]
+
+    def top_chars(self, n: int) -> int:
+        """Characters of the most frequent n-gram (joined by spaces) times its count; on ties the n-gram seen
+        first wins, as in datatrove. 0 when the document has fewer than n words."""
+        if len(self.words) < n:
+            return 0
+        _, _, repeated = self._level(n)
+        if repeated:
+            top = max(repeated.values())
+            gram = next(key for key, count in repeated.items() if count == top)  # insertion = document order
+        else:
+            top, gram = 1, tuple(self.words[:n])
+        return (sum(map(len, gram)) + n - 1) * top
+
+    def duplicated_chars(self, n: int) -> int:
+        """Characters of the words inside repeated n-grams, scanning left to right and skipping past each repeat
+        (datatrove's ``find_all_duplicate``). An n-gram seen once never matches later, so only positions of
+        repeated n-grams need visiting; ``resume`` remembers where the last repeat's skip ends."""
+        positions, keys, _ = self._level(n)
+        seen: set[tuple[str, ...]] = set()
+        repeated = resume = 0
+        for idx, gram in zip(positions, keys, strict=True):
+            if idx < resume:
+                continue  # inside the previous repeat: skipped, not remembered
+            if gram in seen:
+                repeated += sum(map(len, gram))
+                resume = idx + n
+            else:
+                seen.add(gram)
+        return repeated
+
+    def covered_chars(self, n: int) -> int:
+        """Characters of the words covered by a repeat of an n-gram, each word counted once however many
+        repeats overlap it — Gopher's "fraction of characters contained within all duplicate n-grams, taking
+        care not to count characters that occur in overlapping n-grams more than once". A repeat is every
+        occurrence after the first (as for duplicate lines). Unlike ``duplicated_chars`` no n-gram is skipped:
+        datatrove's left-to-right skip misses repeats that start inside an earlier one."""
+        positions, keys, _ = self._level(n)
+        words = self.words
+        seen: set[tuple[str, ...]] = set()
+        chars = covered_to = 0
+        for idx, gram in zip(positions, keys, strict=True):
+            if gram not in seen:
+                seen.add(gram)
+                continue
+            start, end = max(idx, covered_to), idx + n  # positions ascend, so the covered words are a prefix
+            if start < end:
+                chars += sum(map(len, words[start:end]))
+                covered_to = end
+        return chars
+
+
+_BLANK_LINES = re.compile(r"\n[^\S\n]*\n\s*")
+
+
+def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's repetition rules (appendix A, table A1). Paper mode: paragraphs are the blocks between blank
+    lines, lines the stripped lines that hold a letter or digit, words whitespace-separated, and repeated
+    n-gram characters are counted once however many repeats overlap them. Compat: datatrove's splits and
+    left-to-right skip."""
+    text = doc.text
+    size = len(text) or 1
+    if doc.compat:
+        paragraphs = split_paragraphs(text)
+    else:
+        paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p] or [""]
+    dups, dup_chars = find_duplicates(paragraphs)
+    if cfg.dup_para_frac is not None and dups / len(paragraphs) > cfg.dup_para_frac:
+        return "dup_para_frac", dups / len(paragraphs)
+    if cfg.dup_para_char_frac is not None and dup_chars / size > cfg.dup_para_char_frac:
+        return "dup_para_char_frac", dup_chars / size
+
+    if doc.compat:
+        lines = split_lines(text)
+    else:  # the lines of text: a line of only punctuation ('|', '-----') is layout, not a line that can repeat
+        lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)] or [""]
+    dups, dup_chars = find_duplicates(lines)
+    metrics["dup_line_frac"] = round(dups / len(lines), 4)
+    if cfg.dup_line_frac is not None and dups / len(lines) > cfg.dup_line_frac:
+        return "dup_line_frac", dups / len(lines)
+    if cfg.dup_line_char_frac is not None and dup_chars / size > cfg.dup_line_char_frac:
+        return "dup_line_char_frac", dup_chars / size
+
+    ngrams = NGrams(doc.words)
+    for n, threshold in cfg.top_n_grams:
+        ratio = ngrams.top_chars(n) / size
+        if n == 2:
+            metrics["top_2_gram"] = round(ratio, 4)
+        if ratio > threshold:
+            return f"top_{n}_gram", ratio
+
+    repeated = ngrams.duplicated_chars if doc.compat else ngrams.covered_chars
+    for n, threshold in cfg.dup_n_grams:
+        ratio = repeated(n) / size
+        if n == 5:
+            metrics["dup_5_gram"] = round(ratio, 4)
+        if ratio > threshold:
+            return f"duplicated_{n}_n_grams", ratio
+    return None
