@@ -136,7 +136,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
     from rich.table import Table
 
     from training.gpus import GIB
-    from training.plan.report import flops_convention, memory_verdict
+    from training.plan.report import flops_convention, memory_verdict, suggestion_label
     from training.plan.units import human
 
     console = Console()
@@ -175,6 +175,10 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
         ("predicted loss", f"{result.predicted_loss:.3f} ({result.optimal_fit['fit']} fit; comparison only)"),
         ("law", result.law_used),
     ]
+    if memory.suggestion:
+        rows.insert(6, ("memory fix", f"{suggestion_label(memory)}: {memory.suggestion}"))
+    if result.domain:  # continued pre-training: a from-scratch optimum and loss are no yardstick for it
+        rows = [row for row in rows if row[0] not in ("compute-optimal", "predicted loss", "law")]
     fit = result.optimal_fit
     if fit.get("path"):
         vs = fit["vs_chinchilla"]

@@ -120,7 +120,7 @@ def test_plan_flow_publishes_the_report_artifact(tmp_path: Path, prefect_harness
 
     from flows.plan import plan
 
-    result = plan(options={"params": "50.6B", "tokens": "569B", "unique_tokens": "708B"}, output=str(tmp_path))
+    result = plan(options={"params": "175B", "tokens": "300B", "unique_tokens": "200B"}, output=str(tmp_path))
     assert result["verdicts"][0].startswith("under-trained") and result["data"]["data_limited"]
     assert (tmp_path / "plan.md").is_file()
 

@@ -96,6 +96,7 @@ class Memory:
     activations_estimated: bool
     suggestion: str | None = None
     tp_size: int = 1
+    tight: bool = False  # fits, but above HEADROOM_SHARE of usable memory: ``suggestion`` then buys headroom
 
     @property
     def per_gpu_gib(self) -> float:
@@ -166,15 +167,23 @@ _CHECKPOINTING_COST = 0.33  # full recompute runs the forward pass twice: ~8N in
 _HALVING_COST = 0.02  # a smaller micro-batch (same global batch through accumulation) runs smaller matmuls
 
 
-def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware) -> str | None:
-    """The cheapest change that makes training fit, or None when it fits already.
+HEADROOM_SHARE = 0.9  # above this share of usable memory a plan "fits" too tightly to start without a fallback
+
+
+def _within(estimate: Memory, share: float) -> bool:
+    return estimate.per_gpu_bytes <= estimate.usable_bytes * share
+
+
+def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware, share: float = 1.0) -> str | None:
+    """The cheapest change that makes training fit within ``share`` of usable memory, or None when it does
+    already (``share`` < 1 asks for headroom: an estimate at 95 % of memory is one fragmentation away from OOM).
 
     Tries every combination of more sharding (ZeRO-1/2 shard optimizer states and gradients for little
     communication; ZeRO-3/FSDP also the weights), a smaller micro-batch (the global batch kept through
     gradient accumulation) and activation checkpointing, ranked by the rough throughput each costs; when none
     fits on these GPUs, the fewest GPUs that fit with everything switched on.
     """
-    if estimate_memory(params, shape, hardware).fits:
+    if _within(estimate_memory(params, shape, hardware), share):
         return None
     strategies = [s for s in ("ddp", "zero1", "zero2", "zero3") if _STAGE[s] >= _STAGE[hardware.strategy]]
     if hardware.dp_size == 1:
@@ -200,7 +209,7 @@ def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware) ->
     for _cost, strategy, micro, checkpointing in sorted(options):
         option = replace(hardware, strategy=strategy, micro_batch=micro, activation_checkpointing=checkpointing)
         estimate = estimate_memory(params, shape, option)
-        if estimate.fits:
+        if _within(estimate, share):
             changes = []
             if strategy != hardware.strategy:
                 changes.append(f"strategy {strategy}")
@@ -214,7 +223,7 @@ def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware) ->
         if gpus <= hardware.gpus:
             continue
         estimate = estimate_memory(params, shape, replace(sharded, gpus=gpus))
-        if estimate.fits:
+        if _within(estimate, share):
             return (
                 f"{gpus} GPUs with zero3/fsdp, activation checkpointing and micro-batch 1 "
                 f"→ {estimate.per_gpu_gib:.1f} GiB"

@@ -28,11 +28,12 @@ from training.plan.laws import (
     get_fit,
     optimal_by_rule,
 )
-from training.plan.memory import Memory, cheapest_fit, estimate_memory
+from training.plan.memory import HEADROOM_SHARE, Memory, cheapest_fit, estimate_memory
 from training.plan.units import PlanError, human, require_positive
 
 OPTIMAL_BAND = 1.5  # compute-optimal when tokens/param lies within [20/1.5, 20·1.5]
 USEFUL_EPOCHS = 4.0  # Muennighoff et al. 2023: up to ~4 epochs repeated data is almost as good as fresh
+REPEAT_NOISE = 0.05  # 5 % more or fewer tokens than planned is rounding in a token count, not a data verdict
 MAX_EPOCHS = 16.0  # … and beyond ~16 more compute buys (almost) nothing: check() blocks
 PF_DAY = 1e15 * 86400
 REPLAY_SHARE = (0.05, 0.25)  # Ibrahim et al. 2024: 5 % replay for a mild shift, up to 25 % for a strong one
@@ -171,7 +172,8 @@ def plan(
         verdicts = [domain["verdict"]]
     else:
         verdicts = [_training_verdict(ratio, params, tokens, n_opt, d_opt, tpp_opt, fit_model)]
-    data_section = _data_section(tokens, data.unique_tokens, d_opt, params, tpp_opt)
+    # continued pre-training starts from a trained model: the from-scratch optimum says nothing about its data
+    data_section = _data_section(tokens, data.unique_tokens, None if domain else d_opt, params, tpp_opt)
     verdicts.extend(data_section.pop("verdicts"))
     warnings += _extrapolation_warnings(fit_model, reference_c) if law.fitted else []
     notes.append(FITTED_LOSS_CAVEAT if law.fitted else LOSS_CAVEAT)
@@ -214,6 +216,9 @@ def _memory(params: float, shape: ModelShape | None, hardware: Hardware, notes: 
     """The memory estimate with its cheapest fix, and the notes on what it assumes."""
     memory = estimate_memory(params, shape, hardware)
     memory.suggestion = cheapest_fit(params, shape, hardware)
+    if memory.fits and memory.per_gpu_bytes > memory.usable_bytes * HEADROOM_SHARE:
+        memory.tight = True
+        memory.suggestion = cheapest_fit(params, shape, hardware, share=HEADROOM_SHARE)
     if hardware.activation_checkpointing:
         notes.append(
             "activation checkpointing runs each forward twice (~8N instead of 6N FLOPs per token): give the MFU "
@@ -321,11 +326,18 @@ def _training_verdict(
     ratio: float, params: float, tokens: float, n_opt: float, d_opt: float, tpp: float, fit: ScalingFit
 ) -> str:
     low, high = tpp / OPTIMAL_BAND, tpp * OPTIMAL_BAND
+    planned, best = fit.loss(params, tokens), fit.loss(n_opt, d_opt)
+    if ratio < low and planned - best <= fit.loss_resolution * best:
+        return (
+            f"near compute-optimal: {ratio:,.1f} tokens/param (compute-optimal ≈ {tpp:.3g}), but the {fit.name} "
+            f"fit predicts {planned:.3f} against {best:.3f} for a {human(n_opt)} model on {human(d_opt)} tokens — a "
+            f"difference within the fit's uncertainty (±{fit.loss_resolution:.1%} of the loss)"
+        )
     if ratio < low:
         return (
             f"under-trained: {ratio:,.1f} tokens/param (compute-optimal ≈ {tpp:.3g}); the same compute trains a "
             f"{human(n_opt)} model on {human(d_opt)} tokens to a lower loss "
-            f"({fit.name} fit: {fit.loss(n_opt, d_opt):.3f} vs {fit.loss(params, tokens):.3f})"
+            f"({fit.name} fit: {best:.3f} vs {planned:.3f})"
         )
     if ratio <= high:
         return f"compute-optimal: {ratio:,.1f} tokens/param (within {low:.1f}–{high:.0f} around {tpp:.3g})"
@@ -335,25 +347,26 @@ def _training_verdict(
     )
 
 
-def _data_section(tokens: float, unique: float | None, d_opt: float, params: float, tpp: float) -> dict[str, Any]:
+def _data_section(
+    tokens: float, unique: float | None, d_opt: float | None, params: float, tpp: float
+) -> dict[str, Any]:
+    """Unique tokens against what the plan reads; ``d_opt`` None (continued pre-training): only against the
+    planned tokens, since a from-scratch optimum is no target for a model that is already trained."""
     section: dict[str, Any] = {"unique_tokens": unique, "epochs": None, "data_limited": False, "verdicts": []}
     if unique is None:
         return section
     epochs = tokens / unique
     section["epochs"] = epochs
-    needed = max(tokens, d_opt)
-    if unique < needed:
+    needed = tokens if d_opt is None else max(tokens, d_opt)
+    if unique * (1 + REPEAT_NOISE) < needed:
         section["data_limited"] = True
-        why = (
-            f"the plan trains on {human(tokens)}"
-            if tokens >= d_opt
-            else f"a compute-optimal model for this compute trains on {human(d_opt)}"
-        )
-        section["verdicts"].append(
-            f"data-limited: {human(unique)} unique tokens, but {why} "
-            f"({human(tpp * params)} for {human(params)} parameters at {tpp:.3g}/param)"
-        )
-    if epochs > 1:
+        if d_opt is None or tokens >= d_opt:
+            why = f"the plan trains on {human(tokens)}"
+        else:
+            why = f"a compute-optimal model for this compute trains on {human(d_opt)}"
+        scale = "" if d_opt is None else f" ({human(tpp * params)} for {human(params)} parameters at {tpp:.3g}/param)"
+        section["verdicts"].append(f"data-limited: {human(unique)} unique tokens, but {why}{scale}")
+    if epochs > 1 + REPEAT_NOISE:
         section["verdicts"].append(f"repeats data: {epochs:.2f} epochs over {human(unique)} unique tokens")
     if epochs > USEFUL_EPOCHS:
         section["verdicts"].append(

@@ -15,6 +15,7 @@ from typing import Any
 from pipeline.report import save_figure
 from training.gpus import GIB
 from training.plan.laws import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, ScalingFit
+from training.plan.memory import HEADROOM_SHARE
 from training.plan.planner import Plan, check
 from training.plan.units import human
 
@@ -47,6 +48,16 @@ def memory_verdict(memory) -> str:  # noqa: ANN001 - training.plan.memory.Memory
     return f"{verdict} counting optimizer, weight and gradient states only: activations not counted (no model shape)"
 
 
+def suggestion_label(memory) -> str:  # noqa: ANN001 - training.plan.memory.Memory
+    """What ``memory.suggestion`` is for: making the plan fit, or headroom for one that fits too tightly."""
+    if memory.tight:
+        return (
+            f"Fits with less than {1 - HEADROOM_SHARE:.0%} headroom ({memory.per_gpu_bytes / memory.usable_bytes:.0%} "
+            f"of usable memory); cheapest change with headroom"
+        )
+    return "Cheapest change that fits"
+
+
 def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] | None = None) -> str:
     """The plan as markdown; ``png`` is the image path relative to the markdown file (None: no image)."""
     blocking = check(plan) if blocking is None else blocking
@@ -54,7 +65,8 @@ def render_markdown(plan: Plan, png: str | None = PNG_NAME, blocking: list[str] 
     lines = [f"# Training plan: {title} on {human(plan.tokens)} tokens", ""]
     lines += _verdict_section(plan, blocking)
     lines += _size_section(plan)
-    lines += _optimum_section(plan)
+    if not plan.domain:  # continued pre-training: the from-scratch optimum is no yardstick (JSON keeps it)
+        lines += _optimum_section(plan)
     lines += _memory_section(plan.memory)
     lines += _data_section(plan)
     lines += _domain_section(plan)
@@ -156,10 +168,8 @@ def _memory_section(memory) -> list[str]:  # noqa: ANN001 - training.plan.memory
         "",
     ]
     if memory.suggestion:
-        lines += [
-            f"Cheapest change that fits (same estimate, activations included where shown): {memory.suggestion}.",
-            "",
-        ]
+        where = "same estimate, activations included where shown"
+        lines += [f"{suggestion_label(memory)} ({where}): {memory.suggestion}.", ""]
     return lines
 
 
