@@ -22,10 +22,10 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline.base import redact_row
 from pipeline.curate.routing import routed_in_folders
 from pipeline.errors import TokenmillError
 from pipeline.layout import RunLayout
+from pipeline.redact import redact_row
 
 EXAMPLES_PER_RULE = 3
 EXAMPLE_KEYS = ("id", "url", "score", "snippet", "duplicate_of", "read_error_detail")

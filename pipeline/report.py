@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.accounting import SourceAccount
-from pipeline.base import cut_at_token
 from pipeline.layout import RunLayout
+from pipeline.redact import cut_at_token
 from pipeline.shards.format import ShardManifest
 
 #: pipeline order (pipeline/curate/build.py); classify's top_percent pass runs after dedup but its drops carry stage

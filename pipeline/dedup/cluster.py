@@ -51,12 +51,12 @@ from typing import Any
 import numpy as np
 
 from pipeline.atomic import atomic_open, write_json_atomic
-from pipeline.base import redacted_snippet
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.memory import cluster_bound, ids_bytes
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.signatures import SNIPPET_CHARS, rank_paths
 from pipeline.errors import TokenmillError
+from pipeline.redact import redacted_snippet
 
 _U64 = np.uint64
 VERIFY_CHUNK = 8192  # candidate pairs compared at once: 2 × 8192 signatures in memory (memory.py constant)

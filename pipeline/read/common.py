@@ -4,7 +4,7 @@ A reader never loses a record silently. What it cannot turn into a document beco
 ``Document(text="", id=f"{file}#{offset or index}", metadata={"source", "read_error": rule, "file",
 "read_error_detail"})``; the extract stage drops it with stage ``read`` and that rule, so ``read == kept +
 dropped`` still holds. The detail may quote the input, so it is redacted before it is cut to 300 characters
-(``pipeline.base.redacted_snippet``), whatever the recipe's ``pii`` section says.
+(``pipeline.redact.redacted_snippet``), whatever the recipe's ``pii`` section says.
 Rules used by the readers:
 
 - ``truncated_file``: the file (or its compression stream) ends inside a record; one per file.
@@ -32,8 +32,8 @@ from typing import IO, Any
 
 from datatrove.data import Document
 
-from pipeline.base import redacted_snippet
 from pipeline.errors import TokenmillError
+from pipeline.redact import redacted_snippet
 
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
 # the one suffix table of the row readers (curate, dedup, tokenize): the extension once a compression suffix

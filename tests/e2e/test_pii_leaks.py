@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.base import REDACTION_MARGIN, SNIPPET_CHARS, drop_row, redacted_snippet
+from pipeline.base import drop_row
 from pipeline.curate.pii import PIIStage
-from pipeline.redact import PIIRedactor, redact_url
+from pipeline.redact import REDACTION_MARGIN, SNIPPET_CHARS, PIIRedactor, redact_url, redacted_snippet
 from tests.helpers.warc import response, write_warc
 
 EMAIL = "jane.doe@example.com"

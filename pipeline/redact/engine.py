@@ -1,0 +1,124 @@
+"""The PII redaction engine: pure text in, text and counts out (no pipeline, no config model).
+
+Used by the PII stage (``pipeline.curate.pii``) and by the accounting code that redacts drop rows and
+report examples (``pipeline.redact.rows``); it lives apart from the stage so that both import it at the top.
+
+PII removal: replace personal data and credentials with deterministic, typed placeholders.
+
+Why this is written by hand: datatrove's ``PIIFormatter`` covers e-mail and IPv4 only and rotates
+through several replacement strings, so the same input gives different outputs (measured: one text
+with an e-mail and a public IP gave three different results in three calls) — copies stop being
+copies and dedup can no longer match them. Neither phones, cards, IBANs, SSNs nor secrets are
+covered there. Here every detector (one module per type, as presidio's recognizers: its patterns, context
+words and validation together) is a compiled regex that proposes candidates plus a cheap check in Python
+(``ipaddress``, Luhn, GS1, ISO 7064 mod-97, SSN ranges, phone structure) that accepts them.
+
+How overlaps are settled: detectors run in a fixed priority order (secret, email, iban, card, ssn,
+ip_address, phone) on the original text; a candidate that overlaps an already accepted span is
+discarded, and the text is rebuilt once at the end. So a card number is never half-replaced as a
+phone, a placeholder is never matched again, and the result depends on the input only.
+
+Context moves a candidate's score, Presidio-style, but only where structure alone cannot decide
+(docs/pii.md lists every word and why; each detector's module says which words it reads).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pipeline.redact.card import CardDetector
+from pipeline.redact.email import EmailDetector
+from pipeline.redact.iban import IBANDetector
+from pipeline.redact.ip import IPDetector
+from pipeline.redact.numbers import number_windows
+from pipeline.redact.phone import PhoneDetector
+from pipeline.redact.secret import SecretDetector
+from pipeline.redact.ssn import SSNDetector
+
+PIIType = Literal["email", "ip_address", "phone", "card", "iban", "ssn", "secret"]
+# priority order: an earlier type wins an overlap
+PII_TYPES: tuple[str, ...] = ("secret", "email", "iban", "card", "ssn", "ip_address", "phone")
+DETECTORS = {
+    "secret": SecretDetector,
+    "email": EmailDetector,
+    "iban": IBANDetector,
+    "card": CardDetector,
+    "ssn": SSNDetector,
+    "ip_address": IPDetector,
+    "phone": PhoneDetector,
+}
+# U+27E8/U+27E9 (mathematical angle brackets): ``<EMAIL>`` is ordinary text in technical docs (man pages,
+# git docs, templates), ``⟨EMAIL⟩`` is not, so a reader — or a later filter — can tell a replacement from
+# what the author wrote. ``placeholder_format: "<{TYPE}>"`` gives the old ASCII style back.
+DEFAULT_PLACEHOLDER_FORMAT = "⟨{TYPE}⟩"
+
+
+def placeholders_for(fmt: str) -> dict[str, str]:
+    """The placeholder of every type under ``fmt`` (``{TYPE}``: upper-case type name, ``{type}``: as spelled)."""
+    return {t: fmt.replace("{TYPE}", t.upper()).replace("{type}", t) for t in PII_TYPES}
+
+
+DEFAULT_PLACEHOLDERS: dict[str, str] = placeholders_for(DEFAULT_PLACEHOLDER_FORMAT)
+
+
+@dataclass(frozen=True)
+class RedactionRules:
+    """What ``PIIRedactor`` replaces and with what. ``PIIConfig`` (the recipe's ``pii:`` section) has the same
+    three fields and is passed in its place; these defaults are that model's defaults (every type on, the
+    default placeholders, public IPs only), so the engine needs no pydantic model to run."""
+
+    types: tuple[str, ...] = PII_TYPES
+    placeholders: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PLACEHOLDERS))
+    public_ip_only: bool = True
+
+
+Finder = Callable[[str, list[tuple[int, int]]], Iterator[tuple[int, int]]]
+
+
+class PIIRedactor:
+    """The detectors and the replacement; pure Python, usable without a pipeline."""
+
+    def __init__(self, config: RedactionRules | None = None):
+        # a ``PIIConfig`` is accepted too: it has the same three fields (duck-typed, so this module stays pure)
+        self.config = config or RedactionRules()
+        enabled = set(self.config.types)
+        self.detectors: list[tuple[str, Finder]] = [
+            (t, DETECTORS[t](self.config).find) for t in PII_TYPES if t in enabled
+        ]
+        self.placeholders = dict(self.config.placeholders)
+        self.needs_numbers = bool(enabled & {"card", "ssn", "phone"})
+
+    def redact(self, text: str) -> tuple[str, dict[str, int]]:
+        """Return the text with every accepted span replaced, and the count per type (non-zero only)."""
+        spans = self.find(text)
+        if not spans:
+            return text, {}
+        counts: dict[str, int] = {}
+        parts: list[str] = []
+        pos = 0
+        for start, end, kind in spans:
+            parts.append(text[pos:start])
+            parts.append(self.placeholders[kind])
+            pos = end
+            counts[kind] = counts.get(kind, 0) + 1
+        parts.append(text[pos:])
+        return "".join(parts), counts
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """The accepted spans as (start, end, type), sorted and non-overlapping (what ``redact`` replaces)."""
+        windows = number_windows(text) if self.needs_numbers else []
+        starts: list[int] = []
+        spans: list[tuple[int, int, str]] = []
+        for kind, find in self.detectors:
+            for start, end in find(text, windows):
+                i = bisect.bisect_right(starts, start)
+                if i and spans[i - 1][1] > start:
+                    continue  # overlaps a span accepted before (higher priority, or further left)
+                if i < len(spans) and spans[i][0] < end:
+                    continue
+                starts.insert(i, start)
+                spans.insert(i, (start, end, kind))
+        return spans

@@ -1,0 +1,142 @@
+"""IP addresses: public IPv4 and IPv6 addresses (``ipaddress``), not versions or section numbers.
+
+A version word (``version``, ``release``, ``upstream``, ``update`` …) before a dotted quad, or a Debian
+revision after it (``-1``, ``+dfsg``, ``~rc1``), makes it a version, not an IP.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ipaddress
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from pipeline.redact.numbers import after_last_digit
+
+_VERSION_WORDS = (
+    r"version|versions|ver|release[sd]?|build|rev|revision|firmware|kernel|upstream|update[sd]?|updating"
+    r"|upgrade[sd]?|upgrading|bump(?:ed|s)?|changelog|versi[óo]n|vers[ãa]o|versione|версия|версии"
+    r"|policy|standards?|standards-version|complies with"  # Debian policy versions: Standards-Version 4.6.0.1
+    r"|section|sections|sect|sec|chapter|clause|paragraph|rfc|spec|§"  # numbered sections: 8.2.4.44, 7.1.1.1
+)
+_IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
+# a substring of every version cue (lower case): the gate in front of the version-cue regex
+_VERSION_HINTS = ("ver", "rel", "build", "rev", "firm", "kern", "upst", "upd", "upg", "bump", "chang", "polic")
+_VERSION_HINTS += ("stand", "compl", "sec", "chap", "claus", "parag", "rfc", "spec", "§", ">", "<", "=", "~")
+_VERSION_HINTS += ("версия", "версии", "版本", "バージョン", "버전")
+
+
+class _Patterns:
+    def __init__(self) -> None:
+        a = re.ASCII
+        # a dotted quad followed by ".label" is part of a host name (1.0.0.127.in-addr.arpa), not an address
+        self.ipv4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\w|\.\w)", a)
+        # an IPv6 address has "::" or eight groups (six before an IPv4 tail); "12:30:45" has neither
+        self.ipv6_hint = re.compile(r"::|[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){5}:")
+        self.ipv6 = re.compile(
+            r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})(?![\w:])", a
+        )
+        self.version_cue = re.compile(
+            rf"(?i)(?:(?<![^\W\d_])(?:{_VERSION_WORDS})(?![^\W\d_])|版本|バージョン|버전)[^\d]{{0,16}}$|(?:>=|<=|==|~=|>>|<<)\s*$"
+        )
+        self.ip_cue = re.compile(rf"(?i)(?<![^\W\d_])(?:{_IP_WORDS})(?![^\W\d_])")
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    return _Patterns()
+
+
+def ip_replaceable(candidate: str, public_only: bool) -> bool:
+    """A valid IPv4/IPv6 address that is public (or any valid address when ``public_only`` is off)."""
+    if "." in candidate and ":" not in candidate:
+        number = _ipv4_int(candidate)
+        if number is None:
+            return False
+        if not public_only:
+            return True
+        if _in_ranges(number, _IPV4_NOT_PUBLIC):
+            return False  # fast path: logs are full of private addresses; ipaddress costs ~20 µs each
+    try:
+        ip = ipaddress.ip_address(candidate)
+    except ValueError:
+        return False
+    if not public_only:
+        return True
+    return ip.is_global and not (
+        ip.is_private or ip.is_reserved or ip.is_multicast or ip.is_loopback or ip.is_link_local or ip.is_unspecified
+    )
+
+
+def _ipv4_int(candidate: str) -> int | None:
+    """The address as an integer, or None where ``ipaddress`` would refuse it (octet > 255, leading zero)."""
+    number = 0
+    for part in candidate.split("."):
+        if not part.isdigit() or (len(part) > 1 and part[0] == "0") or int(part) > 255:
+            return None
+        number = number * 256 + int(part)
+    return number
+
+
+def _ranges(*networks: str) -> list[tuple[int, int]]:
+    out = []
+    for net in networks:
+        address, bits = net.split("/")
+        start = _ipv4_int(address) or 0
+        out.append((start, start + 2 ** (32 - int(bits)) - 1))
+    return sorted(out)
+
+
+def _in_ranges(number: int, ranges: list[tuple[int, int]]) -> bool:
+    i = bisect.bisect_right(ranges, (number, 2**32)) - 1
+    return i >= 0 and ranges[i][0] <= number <= ranges[i][1]
+
+
+# Never public (RFC 6890 special-purpose blocks, multicast, reserved); only a shortcut: addresses outside
+# these are still checked with ``ipaddress`` before they are replaced.
+_IPV4_NOT_PUBLIC = _ranges(
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.2.0/24",
+    "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3",
+)  # fmt: skip
+
+
+class IPDetector:
+    """Dotted quads and IPv6 forms, accepted when public (``public_ip_only``) and not a version."""
+
+    def __init__(self, rules) -> None:
+        self.public_only = rules.public_ip_only
+        self.p = _patterns()
+
+    def find(self, text: str, _: list) -> Iterator[tuple[int, int]]:
+        public_only = self.public_only
+        if "." in text:
+            for m in self.p.ipv4.finditer(text):
+                number = _ipv4_int(m.group())
+                if number is None or (public_only and _in_ranges(number, _IPV4_NOT_PUBLIC)):
+                    continue  # cheap: not an address, or a private one (logs are full of them)
+                # then the version check, which is cheaper than ipaddress's checks of a public address
+                if not self._is_version(text, *m.span()) and ip_replaceable(m.group(), public_only):
+                    yield m.span()
+        if text.count(":") >= 2 and self.p.ipv6_hint.search(text):
+            for m in self.p.ipv6.finditer(text):
+                candidate = m.group()
+                if ("::" in candidate or candidate.count(":") >= 6) and ip_replaceable(candidate, public_only):
+                    yield m.span()
+
+    def _is_version(self, text: str, start: int, end: int) -> bool:
+        """A dotted quad that is a version: Debian syntax around it, or a version word before it."""
+        if start >= 2 and text[start - 1] == ":" and text[start - 2].isdigit():
+            return True  # epoch: 1:2.4.1.0
+        revision = end + 1 < len(text) and text[end] in "-+~" and text[end + 1].isalnum()
+        if revision and not (text[end] == "-" and self.p.ipv4.match(text, end + 1)):  # 1.2.3.4-1.2.3.10: a range
+            return True  # revision: 1.2.3.4-1, 1.2.3.4+dfsg, 1.2.3.4~rc1
+        line_end = text.find("\n", end)
+        if text.find("urgency=", end, line_end if line_end != -1 else len(text)) != -1:
+            return True  # a Debian changelog header: pkg (4.8.6.3) unstable; urgency=medium
+        low = after_last_digit(text, start, 40)
+        window = text[low:start].lower()
+        if not any(hint in window for hint in _VERSION_HINTS):
+            return False  # cheap gate: the regex below costs ~50 µs on a 40-character window
+        cue = self.p.version_cue.search(text, low, start)
+        return bool(cue) and not self.p.ip_cue.search(text, cue.start(), start)

@@ -1,0 +1,51 @@
+"""Context shared by the phone and card detectors: an id or barcode label before a number (``Order no.``,
+``EAN:``, ``订单号``) makes it an id, and the start of an IBAN before it makes it a mistyped IBAN."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# labels of ids, codes and barcodes: a number right after one is not a phone or a card
+ID_WORDS = (
+    r"isbn(?:-?1[03])?|issn|ean(?:-?(?:8|13))?|gtin(?:-?1[234])?|upc(?:-?a)?|jan|sscc|barcode|sku|asin|mpn"
+    r"|order|invoice|ref|reference|record|serial|s/n|sn|tracking|track|shipment|parcel|consignment"
+    r"|transaction|txn|trace|request|req|span|session|job|build|item|article|art|part|model|patent"
+    r"|receipt|ticket|case|account|acct|customer|member|policy|contract|doi|po|id|ids|no|nr|num|number"
+    r"|bestell\w*|rechnung\w*|kunden\w*|auftrag\w*|artikel\w*|vertrag\w*|sendung\w*"
+    r"|commande|facture|r[ée]f[ée]rence|colis|pedido|factura|referencia|n[°º]"
+)
+ID_WORDS_CJK = (
+    r"订单号?|運單號?|运单号?|快递单号|单号|編號|编号|注文番号|伝票番号|追跡番号|お問い合わせ番号|주문번호|송장번호"
+)
+# "number", "no." alone: after a phone word they belong to the phone (Phone number 030 …)
+GENERIC_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "id", "n°", "nº"})
+_LABEL_SEPARATORS = frozenset(" \t\n.:：#=\"'-/")
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    id_label = re.compile(
+        rf"(?i)(?:(?<![^\W\d_])(?P<label>{ID_WORDS})(?:[_\-](?:id|no|nr|num|number|code))?(?![^\W\d_])"
+        rf"|{ID_WORDS_CJK})[\s.:：#=\"'\-/]*(?:(?:no|nr|num|number|id|code|de)(?![^\W\d_])[\s.:#=\"'\-]*)?"
+        r"[\s.:：#=\"'\-]*$|#\s*$"
+    )
+    # the start of an IBAN-shaped string right before a number: a mistyped IBAN is not a phone or a card
+    iban_prefix = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){0,8} ?$")
+    return id_label, iban_prefix
+
+
+def id_label_before(text: str, start: int) -> re.Match | None:
+    """An id, order, tracking or barcode label ends right before ``start`` (``Order no. ``, ``EAN:``)."""
+    low = max(0, start - 40)
+    i = start
+    while i > low and text[i - 1] in _LABEL_SEPARATORS:
+        i -= 1
+    # cheap gate: a label ends in a letter (or is "#"); most numbers follow a digit, a bracket, a comma
+    if i == low or not (text[i - 1].isalpha() or "#" in text[i:start]):
+        return None
+    return _patterns()[0].search(text, low, start)
+
+
+def after_iban_prefix(text: str, start: int) -> bool:
+    return start > 5 and text[start - 1] == " " and bool(_patterns()[1].search(text, max(0, start - 48), start))
