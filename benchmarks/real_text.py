@@ -54,14 +54,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import regex
 from _common import cpu_seconds  # also puts the repository on sys.path and turns telemetry off
+
+from tests.helpers.real_text import MAX_ENGLISH_MARKER_SHARE, english_marker_share, render_man
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout whose code and configs/ are evaluated
 
 BUILDER_VERSION = 7
-_LETTER = regex.compile(r"\p{L}")
-_ASCII_WORD = re.compile(r"[A-Za-z]+")
 APT_PACKAGES = [
     "debian-handbook",
     "debian-reference-en",
@@ -86,13 +85,7 @@ APT_PACKAGES = [
 # program output are identical in every translation, so a few fully translated pages are left out too.
 MAX_UNTRANSLATED = 0.25
 # The same limit seen from the text alone (also for pages without an English counterpart and for man pages):
-# English function words (ENGLISH_MARKERS, none of them a common word in the other languages of the set) are
-# 4.9-14.7 % (median 11.5 %) of the letters of English manual prose here and 0-0.2 % of fully translated
-# pages; above 3 %, roughly a quarter of the page is English.
-ENGLISH_MARKERS = frozenset(
-    "the and that with this which you from have will can not are be when they there these should must".split()  # noqa: SIM905
-)
-MAX_ENGLISH_MARKER_SHARE = 0.03
+# MAX_ENGLISH_MARKER_SHARE of the letters in English function words (tests/helpers/real_text.py).
 HANDBOOK = Path("/usr/share/doc/debian-handbook/html")
 REFERENCE = Path("/usr/share/debian-reference")
 MAN = Path("/usr/share/man")
@@ -230,13 +223,6 @@ def word_count(lines: list[str]) -> int:
     return sum(len(line.split()) for line in lines)
 
 
-def english_marker_share(text: str) -> float:
-    """Letters in English function words / all letters (see ENGLISH_MARKERS)."""
-    letters = len(_LETTER.findall(text))
-    marked = sum(len(word) for word in _ASCII_WORD.findall(text) if word.lower() in ENGLISH_MARKERS)
-    return marked / max(1, letters)
-
-
 def untranslated_share(lines: list[str], english_lines: list[str]) -> float:
     """Share of a translated page's visible words that sit on lines identical to the English page's."""
     if not lines:
@@ -286,23 +272,6 @@ def web_candidates() -> dict[str, list[tuple[str, Path, Path | None]]]:
             if page.parent.name not in ("_static", "_sources", "_images", "_downloads"):
                 found["en"].append(("python3-doc", page, None))
     return found
-
-
-def render_man(path: Path) -> str | None:
-    """A man page as a reader sees it: ``man -l`` output without overstrike (what ``man foo > foo.txt`` gives)."""
-    env = {**os.environ, "MANWIDTH": "80", "MAN_KEEP_FORMATTING": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    env.pop("MANPAGER", None)
-    env.pop("PAGER", None)
-    try:
-        result = subprocess.run(
-            ["man", "-E", "UTF-8", "-l", str(path)], env=env, capture_output=True, timeout=20, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if result.returncode != 0 or not result.stdout.strip():
-        return None
-    text = result.stdout.decode("utf-8", "replace")
-    return re.sub(r".\x08", "", text)  # man-db strips overstrike when piped; this is belt and braces
 
 
 def read_maybe_gz(path: Path) -> str | None:
