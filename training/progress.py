@@ -38,8 +38,8 @@ class JobProgress:
     _eval_time: float = field(init=False, default=0.0)
     _evals: int = field(init=False, default=0)
     _run_steps: int = field(init=False, default=0)
-    _run_from: int = field(init=False, default=0)
-    _last_step: tuple[int, float] | None = field(init=False, default=None)
+    _run_done: int = field(init=False, default=0)
+    _last_step: float | None = field(init=False, default=None)
     _last_said: float = field(init=False, default=0.0)
     _label: str = field(init=False, default="")
     _eval_started: float | None = field(init=False, default=None)
@@ -60,7 +60,7 @@ class JobProgress:
         if not self._steps_measured:
             return None
         per_step = self._step_time / self._steps_measured
-        current = max(0, self._run_steps - (self._last_step[0] if self._last_step else self._run_from))
+        current = max(0, self._run_steps - self._run_done)
         later = sum(self._steps_left[1:]) if self._label else sum(self._steps_left)
         evals_left = (len(self._steps_left)) * self.evals_per_run
         per_eval = self._eval_time / self._evals if self._evals else 0.0
@@ -70,22 +70,24 @@ class JobProgress:
         eta = self.eta()
         return f", about {duration(eta)} left in all" if eta is not None else ""
 
-    def start_run(self, label: str, steps: int, from_step: int = 0) -> None:
-        self._label, self._run_steps, self._run_from = label, steps, from_step
+    def start_run(self, label: str, steps: int) -> None:
+        self._label, self._run_steps, self._run_done = label, steps, 0
         self._last_step = None
         self.say(f"{self.kind}: run {self.done + 1}/{self.total}: {label}, {steps} steps{self._eta_text()}")
 
-    def step(self, step: int) -> None:
-        """Called after every optimizer step of the current run (``run_training``'s ``on_step``)."""
+    def step(self) -> None:
+        """Called after every optimizer step of the current run (``run_training``'s ``on_step``); the time
+        between two calls is one step's (the first of a run also holds its set-up, so it is not counted)."""
         now = self.clock()
+        self._run_done += 1
         if self._last_step is not None:
-            self._step_time += now - self._last_step[1]
-            self._steps_measured += step - self._last_step[0]
-        self._last_step = (step, now)
+            self._step_time += now - self._last_step
+            self._steps_measured += 1
+        self._last_step = now
         if now - self._last_said >= self.HEARTBEAT_S:
             self.say(
-                f"{self.kind}: run {self.done + 1}/{self.total} ({self._label}) step {step}/{self._run_steps}"
-                f"{self._eta_text()}"
+                f"{self.kind}: run {self.done + 1}/{self.total} ({self._label}) step {self._run_done}/"
+                f"{self._run_steps}{self._eta_text()}"
             )
             self._last_said = now
 
@@ -107,5 +109,5 @@ class JobProgress:
         self.say(f"{self.kind}: {self.done}/{self.total} runs done{self._eta_text()}")
         self._last_said = now
 
-    def on_step(self, step: int, _info: object) -> None:
-        self.step(step)
+    def on_step(self, _step: int, _info: object) -> None:
+        self.step()

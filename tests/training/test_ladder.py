@@ -1,4 +1,4 @@
-"""training/ladder.py and ``tokenmill scaling ladder``: the size and lr/batch rules, WSD branching that
+"""training/ladder/ and ``tokenmill scaling ladder``: the size and lr/batch rules, WSD branching that
 reproduces an uninterrupted run, a CPU micro-ladder end to end (runs.csv, fit.json, report), a rerun that
 skips finished branches and redoes a missing one identically, and clear errors on bad input."""
 
@@ -145,6 +145,13 @@ def test_cpu_micro_ladder_end_to_end_and_rerun(shards: Path, tmp_path: Path) -> 
     assert {"E", "A", "B", "alpha", "beta", "ci"} <= set(fit) and fit["n_points"] == 9
     report = (out / "ladder_report.md").read_text()
     assert "The fit uses **params**" in report and "Fitted law" in report and "plan it implies" in report
+    # the check: the law refitted on widths 32 and 48 predicts width 64's three losses, the error is reported
+    check = json.loads((out / "ladder_report.json").read_text())["holdout_check"]
+    assert check["width"] == 64 and check["fitted_on"] == 6 and len(check["predictions"]) == 3
+    for p in check["predictions"]:
+        assert p["error"] == pytest.approx((p["predicted"] - p["measured"]) / p["measured"])
+        assert p["baseline"] is not None
+    assert "## Check: the largest rung predicted from the others" in report and "Mean absolute error" in report
     assert (out / "fit.png").is_file()
     assert not (out / "size-32" / "tpp-1" / "checkpoints").exists()  # a finished branch keeps only result.json
     built = json.loads((out / "size-64" / "tpp-1" / "train_report.json").read_text())["summary"]["params"]
@@ -296,3 +303,22 @@ def test_a_degenerate_law_reports_no_optimum_instead_of_crashing() -> None:
     assert math.isnan(_tokens_per_param(flat.constants(), 1e12))
     steep = ScalingFit("y", E=1.0, A=1.0, B=1.0, alpha=60.0, beta=1.0, source="")
     assert steep.loss(37024, 1e5) == pytest.approx(1.0 + 1e-5)  # 37024**60 overflows; 37024**-60 is 0
+
+
+def test_holdout_check_predicts_a_known_law_and_skips_two_sizes() -> None:
+    from training.ladder.check import holdout_check, holdout_lines
+    from training.plan.laws import ScalingFit
+
+    law = ScalingFit("known", E=1.7, A=400.0, B=410.0, alpha=0.34, beta=0.28, source="")
+    runs = [
+        {"width": w, "params": n, "tokens": int(r * n), "tokens_per_param": r, "loss": law.loss(n, r * n)}
+        for w, n in ((32, 40_000), (48, 80_000), (64, 160_000), (96, 320_000))
+        for r in (1.0, 2.0, 4.0, 8.0)
+    ]
+    check = holdout_check(runs)
+    assert check.width == 96 and check.fitted_on == 12 and len(check.predictions) == 4
+    assert check.mean_abs_error < 0.01  # exact data from the law's own form: the refit extrapolates it
+    assert check.baseline_mean_abs_error > check.mean_abs_error  # the larger model is better than the one below
+    assert "the law extrapolates better" in "\n".join(holdout_lines(check.to_dict()))
+    skipped = holdout_check([r for r in runs if r["width"] in (32, 48)])
+    assert skipped.skipped and "Not checked" in "\n".join(holdout_lines(skipped.to_dict()))
