@@ -111,10 +111,29 @@ def _main(
     debug: bool = typer.Option(
         False, "--debug", help="show the full traceback of an unexpected error (default: one line and exit 1)"
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="print datatrove's per-rank logs and Prefect's INFO lines too"
+    ),
 ) -> None:
     """Raw crawls and domain documents → curated, deduplicated, PII-free token shards → a budget-checked LLM."""
     if debug:
         os.environ["TOKENMILL_DEBUG"] = "1"
+    quiet_console(verbose)
+
+
+def quiet_console(verbose: bool) -> None:
+    """The console contract: a line per stage, warnings and the report path; the rest goes to the run's logs.
+
+    datatrove's per-rank blocks are replaced by progress lines (``pipeline.progress``; ``-v`` turns that off, so
+    they print again). Prefect's console handler drops to WARNING through the variable its logging.yml reads
+    (``PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL``): the flow and task run logs still reach the Prefect API, and its
+    UI shows them. Set before any command imports Prefect; a value the user set wins.
+    """
+    if verbose:
+        os.environ["TOKENMILL_PROGRESS"] = "off"
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "INFO")
+    else:
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
 
 
 _plain_metavars()

@@ -8,12 +8,11 @@ import sys
 import urllib.error
 import urllib.request
 
-from rich.console import Console
-
 from flows.options import PREFECT_MODES
+from pipeline.console import make_console
 from pipeline.errors import TokenmillError
 
-console = Console(stderr=True)
+console = make_console()
 
 
 def _server_answers(api_url: str, timeout_s: float = 2.0) -> bool:

@@ -251,7 +251,7 @@ class ProgressMonitor:
 
     def finish(self) -> Snapshot:
         snapshot = self.poll()
-        if self.display == "log" and self.lines:  # a closing line only where the stage took long enough to log
+        if self.display == "log":  # the console contract: every stage ends with one line, however short
             elapsed = self.clock() - self.started
             rate = (snapshot.docs - self.start.docs) / elapsed if elapsed > 0 else 0.0
             self.emit(f"{self.label}: {snapshot.docs:,} docs in {_clock(elapsed)} ({rate:,.0f} docs/s), done")
@@ -261,8 +261,9 @@ class ProgressMonitor:
         if self.display == "off":
             return self
         if self.display == "bar":
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            from pipeline.console import make_console
 
             progress = Progress(
                 TextColumn("{task.description}"),
@@ -271,7 +272,7 @@ class ProgressMonitor:
                 TextColumn("{task.fields[rate]}"),
                 TextColumn("{task.fields[ranks]}"),
                 TextColumn("{task.fields[eta]}"),
-                console=Console(stderr=True),
+                console=make_console(),
                 transient=False,
             )
             task = progress.add_task(self.label, total=self.total_docs, rate="", ranks="", eta="")

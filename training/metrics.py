@@ -99,9 +99,9 @@ def hparams(cfg: TrainConfig) -> dict[str, Any]:
 
 def printer(main: bool):
     """``say(message)`` on the main process, and the console it prints to (shared with the progress bar)."""
-    from rich.console import Console
+    from pipeline.console import make_console
 
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False, soft_wrap=True)
 
     def say(message: str) -> None:
         if main:

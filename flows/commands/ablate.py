@@ -29,6 +29,7 @@ def ablate_command(
     import json
     import sys
 
+    from pipeline import progress
     from pipeline.config import RecipeError
     from pipeline.layout import RunDirError
     from pipeline.read import InputError
@@ -63,7 +64,8 @@ def ablate_command(
             settings["force"] = True
         config = load_ablate_config(settings, str(recipe))
         target = output or Path(loaded.output_dir) / "ablate"
-        report = run_ablation(loaded, target, config, say=lambda line: typer.echo(line, err=True))
+        with progress.shown():  # one progress line per stage of each arm, datatrove's rank logs to logs/
+            report = run_ablation(loaded, target, config, say=lambda line: typer.echo(line, err=True))
     except (
         AblateError,
         RecipeError,

@@ -34,7 +34,10 @@ def register(app: typer.Typer) -> None:
             f" crawl documents → {model} (held-out F1 {held['f1']:.2f})"
         )
         recipe = demo_recipe(str(Path(repo_root()) / "configs" / "demo.yaml"), sample_dir, output, str(model))
-        result = pipeline(recipe)
+        from pipeline import progress
+
+        with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
+            result = pipeline(recipe)
         print_result(result)
         mined = sum(s.get("routed_total", 0) for s in result["curation"]["sources"])
         console.print(f"[bold]finance pages mined out of the crawl[/] (classify mode route, into finance): {mined}")
@@ -88,6 +91,7 @@ def maybe_ablate(recipe_path: str, console) -> str | None:
     configs/demo.yaml: 25 s more on two cores); print the table."""
     from pathlib import Path
 
+    from pipeline import progress
     from training.ablate import load_ablate_config, render_report, run_ablation
     from training.recipe import load_recipe
 
@@ -96,6 +100,7 @@ def maybe_ablate(recipe_path: str, console) -> str | None:
     if not settings.enabled:
         return None
     console.print("ablation (ablate.enabled in the recipe): raw vs curated arms")
-    report = run_ablation(recipe, Path(recipe.output_dir) / "ablate", settings, say=console.print)
+    with progress.shown():
+        report = run_ablation(recipe, Path(recipe.output_dir) / "ablate", settings, say=console.print)
     console.print(render_report(report), markup=False, soft_wrap=True)  # tables stay one row per line
     return report["report_md"]

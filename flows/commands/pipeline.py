@@ -29,9 +29,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         ensure_prefect_backend()
         from flows.end_to_end import pipeline
+        from pipeline import progress
 
         try:
-            result = pipeline(recipe, output=output, force=force)
+            with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
+                result = pipeline(recipe, output=output, force=force)
         except FileNotFoundError as error:
             print_error(str(error))
             raise typer.Exit(2) from None

@@ -132,14 +132,14 @@ def _validate_flags(model_cls: Any, overrides: dict[str, Any]) -> Any:
 
 
 def _print_summary(result: Any, blocking: list[str]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from pipeline.console import make_console
     from training.gpus import GIB
     from training.plan.report import flops_convention, memory_verdict, suggestion_label
     from training.plan.units import human
 
-    console = Console()
+    console = make_console(stderr=False)
     table = Table(show_header=False, box=None, pad_edge=False)
     memory = result.memory
     rows = [

@@ -95,6 +95,7 @@ def ladder_command(
     import json
     import sys
 
+    from pipeline import progress
     from pipeline.config import RecipeError
     from pipeline.shards.format import ShardError
     from training.checkpoint import CheckpointMismatch
@@ -126,7 +127,8 @@ def ladder_command(
             # a cost estimate: plan past the repetition limit too, and say so in its notes
             typer.echo(cost_table(plan_ladder(config.model_copy(update={"force": True})), gpu or "H200"))
             return
-        report = run_ladder(config, options, say=lambda line: typer.echo(line, err=True))
+        with progress.shown():  # the rungs' curation and tokenization: one line per stage, not per rank
+            report = run_ladder(config, options, say=lambda line: typer.echo(line, err=True))
     except (
         LadderError,
         RecipeError,

@@ -60,15 +60,14 @@ def tokenize(
     workers: int | None = typer.Option(None, "--workers", metavar="N", help="concurrent encoding ranks"),
 ) -> None:
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
-    from rich.console import Console
-
     from pipeline import progress
+    from pipeline.console import make_console
     from pipeline.shards.format import MANIFEST, ShardManifest
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
     from training.recipe import load_recipe
 
-    console = Console(stderr=True)
+    console = make_console()
     if tokenizer is not None and vocab_size is not None:
         raise typer.BadParameter("give exactly one of --tokenizer PATH or --vocab-size N", param_hint="--tokenizer")
     base: dict[str, Any] = {}
@@ -151,12 +150,11 @@ def inspect(
     show_files: bool = typer.Option(False, "--files", help="list every shard file"),
 ) -> None:
     """Print the manifest and decode one document."""
-    from rich.console import Console
-
+    from pipeline.console import make_console
     from pipeline.shards.format import ShardError, ShardManifest
     from pipeline.tokenize.verify import load_shard_tokenizer, read_document
 
-    console = Console()
+    console = make_console(stderr=False)
     try:
         manifest = ShardManifest.load(folder)
         _print_summary(console, manifest, folder)
@@ -188,11 +186,10 @@ def verify(
     """Check every shard and decode every document; with --input, compare with the input texts."""
     import json
 
-    from rich.console import Console
-
+    from pipeline.console import make_console
     from pipeline.tokenize.verify import verify_shards
 
-    console = Console()
+    console = make_console(stderr=False)
 
     try:
         report = verify_shards(folder, input_path)

@@ -33,8 +33,7 @@ def train_command(
     num_processes: int | None = typer.Option(None, help="processes (GPUs) for accelerate launch"),
 ) -> None:
     """Pre-train (or continue pre-training) a Llama-style model on token shards, gated by the budget check."""
-    from rich.console import Console
-
+    from pipeline.console import make_console
     from pipeline.shards.format import ShardError
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError, load_train_config
@@ -43,7 +42,7 @@ def train_command(
     from training.preflight import GateError
     from training.steps import TrainingDiverged
 
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False, soft_wrap=True)
     overrides: dict[str, Any] = {
         "shards": shards,
         "model": model,
