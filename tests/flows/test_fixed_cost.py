@@ -173,7 +173,7 @@ def test_cli_curate_without_a_server_starts_no_prefect_and_imports_no_torch(tmp_
     assert sorted(os.listdir(tmp_path / "run" / "stages" / "curate" / "notes" / "logs" / "completions")) == ["00000"]
     assert "PIPELINE" not in output and "Traceback" not in output  # datatrove's per-rank blocks stay in the logs
     # the console contract: each stage ends with its one line, however short, even when not a terminal
-    assert "curate notes: 20 docs in " in output and "docs/s), done" in output, output
+    assert "curate-notes: 20 docs in " in output and "docs/s), done" in output, output
     assert "Launching pipeline" not in output
     assert not (home / "prefect.db").exists()
 
