@@ -46,6 +46,11 @@ class ExtractConfig(StrictModel):
         default=True,
         description="resiliparse: remove the page's own table of contents (TOC_SELECTOR) before extraction",
     )
+    keep_content_lists: bool = Field(
+        default=True,
+        description="resiliparse main_content: keep bulleted lists that are text, not links (resiliparse drops "
+        "every <ul>; false: its behaviour)",
+    )
     max_binary_ratio: float = Field(
         default=0.02, ge=0, le=1, description="share of control/replacement characters that marks a binary payload"
     )
@@ -57,8 +62,43 @@ class ExtractConfig(StrictModel):
 TOC_SELECTOR = "div.toc, #toc, .table-of-contents, nav.toc, div.contents.topic, nav.contents, [role=doc-toc]"
 
 
+#: Where a list is navigation whatever its text: resiliparse's main-content heuristics are right to drop these.
+NAVIGATION_SELECTOR = "nav, header, footer, aside, menu, [role=navigation]"
+
+
+def keep_content_lists(tree) -> int:
+    """Turn each bulleted list whose text is mostly not link text, outside navigation, into one block per item
+    (without the bullet: an item whose text is a ``<p>`` would leave the bullet alone on a line); returns how
+    many lists were kept.
+
+    Why: resiliparse's ``main_content`` drops every ``<ul>`` (measured: a one-item list of a sentence inside
+    ``<main>`` is gone; ``<ol>`` and ``<dl>`` stay), which removes the option lists and notes of help-page
+    templates (LibreOffice, GIMP and DocBook manuals keep their bullet points in ``<ul>``). A list of links is
+    navigation (menus, "see also" hubs) and is still left to resiliparse. Inner lists go first, so an outer
+    item carries its converted sub-list.
+    """
+    kept = 0
+    for ul in reversed(tree.body.query_selector_all("ul")):
+        if ul.parent is None or ul.closest(NAVIGATION_SELECTOR) is not None:
+            continue
+        text = len(ul.text.strip())
+        link_text = sum(len(a.text.strip()) for a in ul.query_selector_all("a"))
+        if not text or link_text * 2 >= text:
+            continue
+        block = tree.create_element("div")
+        block.inner_html = "".join(f"<div>{li.inner_html}</div>" for li in ul.children if li.tag == "li")
+        ul.parent.replace_child(block, ul)
+        kept += 1
+    return kept
+
+
 def extract_resiliparse(
-    html: str, main_content: bool = True, links: bool = False, alt_texts: bool = False, drop_toc: bool = True
+    html: str,
+    main_content: bool = True,
+    links: bool = False,
+    alt_texts: bool = False,
+    drop_toc: bool = True,
+    content_lists: bool = True,
 ) -> str:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
@@ -68,6 +108,8 @@ def extract_resiliparse(
         for node in tree.body.query_selector_all(TOC_SELECTOR):
             if node.parent is not None:  # a TOC nested in a removed one is already gone
                 node.parent.remove_child(node)
+    if main_content and content_lists and tree.body is not None:
+        keep_content_lists(tree)
     return extract_plain_text(
         tree,
         main_content=main_content,
@@ -93,12 +135,15 @@ class _Extractor:
     def __init__(self, config: ExtractConfig):
         self.engine, self.main_content = config.engine, config.main_content
         self.links, self.alt_texts, self.drop_toc = config.links, config.alt_texts, config.drop_toc
+        self.content_lists = config.keep_content_lists
 
     def __call__(self, html: str) -> str | Exception:
         try:
             if self.engine == "trafilatura":
                 return extract_trafilatura(html)
-            return extract_resiliparse(html, self.main_content, self.links, self.alt_texts, self.drop_toc)
+            return extract_resiliparse(
+                html, self.main_content, self.links, self.alt_texts, self.drop_toc, self.content_lists
+            )
         except Exception as error:  # noqa: BLE001 - handed to the parent, which records it as a drop
             return error
 

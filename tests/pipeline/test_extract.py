@@ -171,3 +171,25 @@ def test_a_pages_own_table_of_contents_is_not_extracted() -> None:
             assert "Table of Contents" not in text and " ".join(topics["pass"].split()[4:12]) in text
         kept = extract_resiliparse(page, main_content=False, drop_toc=False)
         assert all(kept.count(h) == 2 for h in headings)
+
+
+HELP_PAGE = """<html><body><header><ul><li><a href="/">Home</a></li><li><a href="/help">Help</a></li></ul></header>
+<main><h1>Export settings</h1>
+<p>The export dialog sets how the table is written to a text file when the document is saved in that format.</p>
+<h2>Field options</h2>
+<ul><li><p>Each field is written with the separator chosen in the dialog, between the values of one row.</p></li>
+<li><p>Text cells are quoted when they contain the separator, so that a reader can split the row again.</p></li></ul>
+<p>See also:</p><ul><li><a href="/a">Import settings</a></li><li><a href="/b">Character sets</a></li></ul>
+<p>The settings are kept for the next export until they are changed in this dialog again.</p></main>
+<footer><ul><li><a href="/c">Contact</a></li></ul></footer></body></html>"""
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_main_content_keeps_bullet_lists_of_text_but_not_link_lists(keep: bool) -> None:
+    """resiliparse's main-content mode drops every <ul>; the option lists of help-page templates are text."""
+    text = extract_module.extract_resiliparse(HELP_PAGE, content_lists=keep)
+    assert ("separator chosen in the dialog" in text) is keep
+    assert ("quoted when they contain" in text) is keep
+    assert "Import settings" not in text and "Contact" not in text and "Home" not in text  # navigation stays out
+    assert "kept for the next export" in text
+    assert ExtractConfig().keep_content_lists is True
