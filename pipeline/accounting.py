@@ -25,6 +25,7 @@ from datatrove.pipeline.base import PipelineStep
 from pipeline.curate.routing import routed_in_folders
 from pipeline.errors import TokenmillError
 from pipeline.layout import RunLayout
+from pipeline.read.listing import NOT_REGULAR, RUN_OUTPUT, SYMLINKS, UNDECODABLE
 from pipeline.redact import redact_row
 
 EXAMPLES_PER_RULE = 3
@@ -84,11 +85,15 @@ def ledger_totals(logs_dir: Path, steps: dict[str, Counter[str]] | None = None) 
 
 def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
     """What the reader did with the files it listed: ``listed``, ``with_documents``, ``skipped_by_extension``
-    (extension → files; ``none``: a name without one) and ``empty`` (files that gave no record at all).
+    (extension → files; ``none``: a name without one), ``skipped_by_reason`` (files never opened, by reason:
+    ``fifo``, ``socket``, ``char_device``, ``block_device``, ``broken_symlink``, ``other`` -- not a regular file --
+    and ``run_output``: inside a tokenmill run folder; ``pipeline.read.listing``), ``empty`` (files that gave no
+    record at all), and two counts of files read all the same: ``symlinks_followed`` and ``undecodable_names``
+    (names that are not UTF-8, shown escaped).
 
     Files are not documents: a skipped or empty file adds nothing to ``read``, so ``read == kept + dropped``
-    stays about documents; ``listed == with_documents + skipped + empty`` holds for the files. Empty for a
-    reader that lists no files (a ``datasets`` split).
+    stays about documents; ``listed == with_documents + skipped + empty`` holds for the files (both kinds of
+    skip). Empty for a reader that lists no files (a ``datasets`` split).
     """
     reader = Counter()
     for name, counter in steps.items():
@@ -99,14 +104,22 @@ def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
     unnamed = int(reader.get("skipped_files", 0)) - sum(skipped.values())
     if unnamed > 0:  # a reader that counted a skip without its extension
         skipped["unknown"] = unnamed
+    reasons = {
+        label.removeprefix(NOT_REGULAR): int(n) for label, n in sorted(reader.items()) if label.startswith(NOT_REGULAR)
+    }
+    if reader.get(RUN_OUTPUT):
+        reasons["run_output"] = int(reader[RUN_OUTPUT])
     listed, empty = int(reader.get("input_files", 0)), int(reader.get("empty_files", 0))
-    if "input_files" not in reader and not skipped and not empty:
+    if "input_files" not in reader and not skipped and not empty and not reasons:
         return {}  # a reader without input files (a datasets split): nothing to count
     return {
         "listed": listed,
-        "with_documents": max(0, listed - sum(skipped.values()) - empty),
+        "with_documents": max(0, listed - sum(skipped.values()) - sum(reasons.values()) - empty),
         "skipped_by_extension": skipped,
+        "skipped_by_reason": reasons,
         "empty": empty,
+        "symlinks_followed": int(reader.get(SYMLINKS, 0)),
+        "undecodable_names": int(reader.get(UNDECODABLE, 0)),
     }
 
 

@@ -13,6 +13,7 @@ import glob
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 def digest(*parts: Any) -> str:
     """A short stable hash of JSON-serialisable parts."""
     payload = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
+    # surrogateescape: a file name that is not UTF-8 (surrogate escapes, PEP 383) hashes as its own bytes
+    return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
 @lru_cache(maxsize=8)
@@ -44,7 +46,7 @@ def input_listing(path: str) -> list[tuple[str, int, int]]:
     if any(ch in path for ch in "*?["):
         candidates = sorted(glob.glob(path, recursive=True))
     elif os.path.isdir(path):
-        candidates = sorted(str(p) for p in Path(path).rglob("*"))
+        candidates = sorted(_files_outside_runs(path))
     else:
         candidates = [path]
     listing = []
@@ -56,6 +58,16 @@ def input_listing(path: str) -> list[tuple[str, int, int]]:
         if os.path.isfile(candidate):
             listing.append((candidate, stat.st_size, stat.st_mtime_ns))
     return listing
+
+
+def _files_outside_runs(folder: str) -> Iterator[str]:
+    """Every path under ``folder`` except those inside a tokenmill run folder below it (a run's ``--output``
+    inside its input is not input: ``pipeline.read.listing``), so a rerun there still resumes."""
+    from pipeline.read.listing import is_run_folder
+
+    for parent, folders, files in os.walk(folder):
+        folders[:] = [name for name in folders if not is_run_folder(os.path.join(parent, name))]
+        yield from (os.path.join(parent, name) for name in folders + files)
 
 
 def folder_fingerprint(folder: str | Path) -> str:

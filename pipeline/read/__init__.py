@@ -15,6 +15,7 @@ from glob import escape, has_magic
 from typing import TYPE_CHECKING
 
 from pipeline.read.common import InputError
+from pipeline.read.listing import readable_files
 
 if TYPE_CHECKING:
     from datatrove.pipeline.base import PipelineStep
@@ -160,7 +161,8 @@ def build_reader(source: SourceConfig, path: str | None = None) -> PipelineStep:
         else:  # pragma: no cover - SourceConfig validates the kind
             raise InputError(f"{path}: unknown source kind {kind!r}")
         reader = reader_class(folder, **common, **row_keys)
-    files = [f for f in reader.data_folder.list_files(recursive=recursive, glob_pattern=pattern) if reader.accepts(f)]
+    listed = reader.data_folder.list_files(recursive=recursive, glob_pattern=pattern)
+    files = readable_files(reader.data_folder, [f for f in listed if reader.accepts(f)])
     if not files:
         where = f"{path} (pattern {pattern!r})" if options.glob else path
         raise InputError(f"{where}: no readable input; looked for {LOOKED_FOR[kind]}")

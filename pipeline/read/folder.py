@@ -37,7 +37,7 @@ class FolderReader(JsonlReader):
     def accepts(self, path: str) -> bool:
         return is_folder_document(path)
 
-    def read_file(self, filepath: str) -> DocumentsPipeline:
+    def read_checked_file(self, filepath: str) -> DocumentsPipeline:
         ext = extension(filepath)
         if ext in LINES_EXTENSIONS:
             yield from count_if_empty(self, self.read_lines(filepath))

@@ -43,6 +43,7 @@ from pipeline.read.common import (
     placeholder,
     skip_file,
 )
+from pipeline.read.listing import CheckedFileReader
 
 
 def is_jsonl_file(path: str) -> bool:
@@ -196,10 +197,11 @@ class StoredDocumentRows:
         return f"{file}/{index}"
 
 
-class RowFileReader(RowConverter):
+class RowFileReader(CheckedFileReader, RowConverter):
     """The options and the ``read_file`` of the file row readers (JSONL, Parquet), put before datatrove's reader
     class: a file the suffix table does not give to this reader is a counted skip, a file without a row is
-    counted as empty, and ``read_rows`` yields the file's documents and placeholders."""
+    counted as empty, a file that may not be opened (a FIFO, a run's output: ``pipeline.read.listing``) is a
+    counted skip, and ``read_rows`` yields the file's documents and placeholders."""
 
     def __init__(
         self,
@@ -227,7 +229,7 @@ class RowFileReader(RowConverter):
     def read_rows(self, filepath: str) -> DocumentsPipeline:
         raise NotImplementedError
 
-    def read_file(self, filepath: str) -> DocumentsPipeline:
+    def read_checked_file(self, filepath: str) -> DocumentsPipeline:
         if not self.accepts(filepath):
             skip_file(self, filepath)
             return

@@ -40,6 +40,7 @@ from pipeline.read.common import (
     placeholder,
     skip_file,
 )
+from pipeline.read.listing import CheckedFileReader
 
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz")
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -60,7 +61,7 @@ def clean_record_id(record_id: str | None) -> str | None:
     return value[len("urn:uuid:") :] if value.lower().startswith("urn:uuid:") else value
 
 
-class WarcReader(BaseDiskReader):
+class WarcReader(CheckedFileReader, BaseDiskReader):
     """Stream WARC/WET files (``.warc``, ``.warc.gz``, ``.wet``, ``.warc.wet.gz``) with fastwarc."""
 
     name = "🕸 WARC/WET (fastwarc)"
@@ -91,7 +92,7 @@ class WarcReader(BaseDiskReader):
         return is_warc_file(path)
 
     # ------------------------------------------------------------------ iteration with recovery
-    def read_file(self, filepath: str) -> DocumentsPipeline:
+    def read_checked_file(self, filepath: str) -> DocumentsPipeline:
         if not self.accepts(filepath):
             skip_file(self, filepath)
             return

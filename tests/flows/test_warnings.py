@@ -218,6 +218,9 @@ def test_input_file_counts_from_reader_stats() -> None:
         "listed": 7,
         "with_documents": 3,
         "skipped_by_extension": {"pdf": 2, "unknown": 1},  # a skip counted without its extension is still shown
+        "skipped_by_reason": {},
         "empty": 1,
+        "symlinks_followed": 0,
+        "undecodable_names": 0,
     }
     assert input_file_counts({"📖 - READER: 🤗 datasets (accounted)": Counter(documents=5)}) == {}
