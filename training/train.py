@@ -55,6 +55,7 @@ from training.steps import (
     make_optimizer,
     read_batch,
 )
+from training.threads import ThreadTuner
 
 
 @dataclass
@@ -85,6 +86,7 @@ class Run:
     best_loss: float = math.inf
     resumed_from: str | None = None
     started: float = field(default_factory=time.time)
+    threads: ThreadTuner | None = None  # CPU runs: the thread count, tuned on the first steps
 
     @property
     def main(self) -> bool:
@@ -131,7 +133,12 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
         run.model.train()
         while run.step < cfg.max_steps:
             lr = schedule(run.step)
+            tuning = run.threads is not None and run.threads.measuring
+            if tuning:
+                run.threads.before_step()
             loss_sum, grad_norm = _optimizer_step(run, lr, accumulation)
+            if tuning:
+                _tune_threads(run, say, loss_sum)
             bad |= ~torch.isfinite(loss_sum) | ~torch.isfinite(torch.as_tensor(grad_norm, device=device))
             progress(run.step)
             if on_step is not None:
@@ -161,6 +168,17 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     return _finish(run, say, stopped, row, eval_results)
 
 
+def _tune_threads(run: Run, say: Any, loss_sum: Any) -> None:
+    """Time the step just taken for ``cpu_threads`` (training/threads.py); say the choice or warning once."""
+    loss_sum.item()  # the step's work is done before the clock stops (CPU ops are synchronous; this is cheap)
+    run.threads.after_step()
+    if not run.threads.measuring:
+        for text, kind in ((run.threads.message, "note"), (run.threads.warning, "warning")):
+            if text:
+                say(f"[yellow]{kind}:[/] {text}")
+                run.warnings.append(text)
+
+
 # ---------------------------------------------------------------------------------------------- set-up
 
 
@@ -175,8 +193,6 @@ def _set_up(config: TrainConfig) -> tuple[Run, Any]:
     output = Path(config.output)
     tokenizer = shards_tokenizer(config.shards)
     cuda = torch.cuda.is_available()
-    if config.cpu_threads and not cuda:
-        torch.set_num_threads(config.cpu_threads)
     precision = config.precision if config.precision != "auto" else ("bf16" if cuda else "fp32")
     if precision == "fp8":
         check_fp8()  # before accelerate, whose AO handler would fail on import without a reason
@@ -187,6 +203,8 @@ def _set_up(config: TrainConfig) -> tuple[Run, Any]:
         project_dir=str(output),
     )
     run = Run(config, config, output, tokenizer, accelerator, precision, cuda, started=started)
+    if not cuda:
+        run.threads = ThreadTuner(config.cpu_threads, torch.set_num_threads, torch.get_num_threads)
     say = printer(run.main)
     checkpoint, state, branching = _resolve_and_gate(run, say)
     _build(run)
@@ -368,6 +386,14 @@ def _finish(run: Run, say: Any, stopped: str | None, row: dict[str, Any], eval_r
         run.precision,
         run.warnings,
     )
+    if run.main and final is not None and cfg.eval_tasks:
+        from training.evals.run import evaluate_model  # the task scorer loads only when tasks are asked for
+
+        say(f"evaluating {final} on {', '.join(cfg.eval_tasks)}")
+        tasks = evaluate_model(final, cfg.eval_tasks)
+        summary["tasks"] = tasks.to_dict()
+        for note in tasks.notes:
+            say(f"[yellow]note:[/] {note}")
     if run.main:
         summary.update(write_report(run.output, cfg, run.plan, run.gpu, summary, run.problems))
         say(f"[bold green]{summary['status']}[/]: step {run.step}/{cfg.max_steps}; report {summary.get('report_md')}")

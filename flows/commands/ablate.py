@@ -22,6 +22,9 @@ def ablate_command(
     seeds: str | None = typer.Option(None, help="training seeds per arm, comma-separated (default 1,2,3)"),
     max_steps: int | None = typer.Option(None, min=1, help="training steps per run (default: the recipe's train:)"),
     force: bool = typer.Option(False, "--force", help="train past the budget check"),
+    tasks: str | None = typer.Option(
+        None, help="also evaluate every run's model on these multiple-choice tasks, comma-separated (`tokenmill eval`)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the report as one JSON object"),
 ) -> None:
     """Does curation help? Train raw (read + extract only) and curated arms on equal tokens with the same
@@ -62,6 +65,8 @@ def ablate_command(
             settings["max_steps"] = max_steps
         if force:
             settings["force"] = True
+        if tasks:
+            settings["tasks"] = [t.strip() for t in tasks.split(",") if t.strip()]
         config = load_ablate_config(settings, str(recipe))
         target = output or Path(loaded.output_dir) / "ablate"
         with progress.shown():  # one progress line per stage of each arm, datatrove's rank logs to logs/

@@ -85,6 +85,9 @@ def ladder_command(
     gpu_hours: float | None = typer.Option(None, help="--shards: the team's budget in GPU-hours for the implied plan"),
     flops: str | None = typer.Option(None, help="--shards: the team's budget in FLOPs (e.g. 1e21)"),
     force: bool = typer.Option(False, "--force", help="train past the 16-epoch repetition limit and the budget check"),
+    tasks: str | None = typer.Option(
+        None, help="evaluate each branch's model on these multiple-choice tasks, comma-separated (`tokenmill eval`)"
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the planned runs and their cost (on --gpu, default H200) without training"
     ),
@@ -118,6 +121,7 @@ def ladder_command(
             "bootstrap": bootstrap,
             "seed": seed,
             "force": True if force else None,
+            "tasks": [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
         }
         values = _ladder_values(config_file, sizes, tokens_per_param, flags)
         config = load_ladder_config({**values, "shards": str(shards), "output": str(output)})

@@ -27,6 +27,9 @@ def train_command(
     global_batch_tokens: int | None = typer.Option(None, help="tokens per optimizer step over all GPUs"),
     gpu: str | None = typer.Option(None, help="GPU type the budget check plans for (default: the CUDA device)"),
     force: bool = typer.Option(False, "--force", help="train despite blocking budget problems or a changed config"),
+    eval_tasks: str | None = typer.Option(
+        None, help="evaluate the final model on these tasks, comma-separated (`tokenmill eval --tasks`)"
+    ),
     accelerate_config: Path | None = typer.Option(
         None, help="launch with `accelerate launch --config_file` (configs/accelerate/*.yaml) in a subprocess"
     ),
@@ -54,6 +57,7 @@ def train_command(
         "global_batch_tokens": global_batch_tokens,
         "gpu": gpu,
         "force": True if force else None,
+        "eval_tasks": [t.strip() for t in eval_tasks.split(",") if t.strip()] if eval_tasks else None,
     }
     refused = (TrainConfigError, GateError, CheckpointMismatch, ModelSetupError, ShardError)
     launched = accelerate_config is not None or (num_processes or 1) > 1
@@ -98,6 +102,13 @@ def _print_summary(console, summary: dict[str, Any]) -> None:
         ("model", summary.get("final") or "— (not finished: rerun the same command to continue)"),
         ("report", summary.get("report_md") or "—"),
     ]
+    for name, task in ((summary.get("tasks") or {}).get("tasks") or {}).items():
+        rows.append(
+            (
+                f"task {name}",
+                f"accuracy {task['accuracy']:.3f} (chance {task['chance']:.3f}), gold bpb {task['gold_bpb']:.4f}",
+            )
+        )
     for source, values in (summary.get("eval") or {}).items():
         rows.append((f"held-out {source}", f"loss {values['loss']:.4f}, perplexity {values['ppl']:.2f}"))
     for key, value in rows:

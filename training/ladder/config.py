@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel, read_yaml
 from pipeline.errors import TokenmillError
+from training.config import check_threads
 
 CPU_WIDTHS = (32, 48, 64)
 GPU_WIDTHS = (128, 256, 384, 512, 640, 768)
@@ -35,9 +36,19 @@ class LadderConfig(StrictModel):
     batch_tokens: int | None = Field(default=None, ge=1, description="tokens per step (default: DeepSeek's rule)")
     eval_batches: int = Field(default=100, ge=1, description="held-out micro-batches per source per branch")
     seed: int = 1234
-    cpu_threads: int | None = Field(default=1, ge=1)
+    cpu_threads: int | Literal["auto"] | None = Field(
+        default=1, description="CPU threads per run (1: branches reproduce each other bit for bit; or auto)"
+    )
+    tasks: list[str] = Field(
+        default_factory=list, description="multiple-choice tasks each branch's model is evaluated on (`tokenmill eval`)"
+    )
     bootstrap: int = Field(default=200, ge=0, description="bootstrap resamples for the fit's intervals")
     force: bool = Field(default=False, description="train past the repetition limit and the budget check")
+
+    @field_validator("cpu_threads")
+    @classmethod
+    def _threads(cls, value: int | str | None) -> int | str | None:
+        return check_threads(value)
 
     @field_validator("widths")
     @classmethod

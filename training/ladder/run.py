@@ -19,6 +19,7 @@ from typing import Any
 
 from training.checkpoint import step_dir
 from training.config import TrainConfig
+from training.evals.run import evaluate_model
 from training.ladder.config import LadderConfig, LadderError
 from training.ladder.plan import (
     RESULT,
@@ -124,7 +125,10 @@ def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = No
         "heldout_tokens": pooled["tokens"],
         "branch_from": str(start),
     }
-    # the final export is only needed for its held-out loss; checkpoints stay for a resumed cool-down
+    if plan.config.tasks and summary.get("final"):
+        tasks = evaluate_model(summary["final"], plan.config.tasks)
+        result["tasks"] = {name: t.accuracy for name, t in tasks.tasks.items()}
+    # the final export is only needed for its held-out loss (and tasks); checkpoints stay for a resumed cool-down
     shutil.rmtree(output / "final", ignore_errors=True)
     (output / RESULT).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     shutil.rmtree(output / "checkpoints", ignore_errors=True)  # result.json marks it done: no resume needed
