@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export LOGURU_DIAGNOSE := NO
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1

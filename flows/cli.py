@@ -149,8 +149,10 @@ def main() -> None:
         if os.environ.get("TOKENMILL_DEBUG") == "1" or "--debug" in sys.argv[1:]:
             raise
         from flows.runtime import console
+        from pipeline.redact import default_redactor
 
-        print_error(f"{type(error).__name__}: {error}")
+        # the message may quote a document (a stage's error on its text): redacted like everything written
+        print_error(f"{type(error).__name__}: {default_redactor().redact(str(error))[0]}")
         console.print("(an unexpected error: run again with --debug for the traceback, and please report it)")
         sys.exit(1)
 

@@ -1,4 +1,5 @@
-"""The offline, telemetry-free environment every tokenmill entry point runs in (one home for it).
+"""The offline, telemetry-free environment every tokenmill entry point runs in (one home for it), with logs
+that print no document text.
 
 tokenmill never reaches the network at run time: no analytics, no model or dataset hub. The variables are
 set with ``setdefault`` so that a caller's explicit choice wins. ``offline()`` must run before Prefect or the
@@ -17,6 +18,9 @@ OFFLINE_ENV = {
     "HF_DATASETS_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+    # loguru's diagnose mode prints every frame's variables in a traceback: the text of the document a rank
+    # failed on (docs/pii.md); read when loguru is imported, so it is set here, before datatrove is
+    "LOGURU_DIAGNOSE": "NO",
 }
 
 

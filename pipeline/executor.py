@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from datatrove.executor import LocalPipelineExecutor
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
 from pipeline.config import ExecutorConfig
+from pipeline.redact import save_executor_json
 
 #: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
 FORKSERVER_PRELOAD = (
@@ -34,6 +36,13 @@ FORKSERVER_PRELOAD = (
     "pipeline.dedup.io",
     "pipeline.dedup.signatures",
 )
+
+
+class RedactingLocalExecutor(LocalPipelineExecutor):
+    """datatrove's local executor whose ``executor.json`` names no file holding a value (``redact_name``)."""
+
+    def save_executor_as_json(self, indent: int = 4) -> None:
+        save_executor_json(self, indent)
 
 
 def preload_forkserver(pipeline: list) -> list[str]:
@@ -83,9 +92,7 @@ def build_executor(
                 depends=depends,
                 label=label,
             )
-        from datatrove.executor import LocalPipelineExecutor
-
-        return LocalPipelineExecutor(
+        return RedactingLocalExecutor(
             pipeline=pipeline, tasks=tasks, workers=min(workers, tasks), logging_dir=logging_dir, depends=depends
         )
     if config.kind == "slurm":

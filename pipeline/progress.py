@@ -32,6 +32,7 @@ from typing import Any
 from datatrove.executor import LocalPipelineExecutor
 
 from pipeline.atomic import write_json_atomic
+from pipeline.redact import redact_name, save_executor_json
 
 #: Seconds between progress lines when stderr is not a terminal (a log file, CI); ``TOKENMILL_PROGRESS_EVERY``
 #: overrides it.
@@ -125,7 +126,8 @@ class ProgressCounter:
     def _write(self, rank: int, state: dict[str, Any]) -> None:
         os.makedirs(self.folder, exist_ok=True)
         path = os.path.join(self.folder, f"{rank:05d}.json")
-        write_json_atomic(path, state)
+        # the file name as every file a run writes shows it: a component holding a value hashed (docs/pii.md)
+        write_json_atomic(path, {**state, "file": redact_name(state["file"]) if state["file"] else state["file"]})
 
 
 @dataclass
@@ -315,8 +317,9 @@ def _quiet_add_task_logger(logging_dir, rank: int, local_rank: int = 0, node_ran
         "{name}:{function}:{line} - <level>{message}</level>"
     )
     level = "WARNING" if local_rank == 0 else "ERROR"
-    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level=level, format=fmt)
-    logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG", format=fmt)
+    # diagnose off whatever LOGURU_DIAGNOSE says: it would print the failing document's text (docs/pii.md)
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level=level, format=fmt, diagnose=False)
+    logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG", format=fmt, diagnose=False)
     logger.info(f"Launching pipeline for {rank=}")
     return logfile
 
@@ -333,7 +336,7 @@ def _quiet_default_logger() -> None:
     from datatrove.utils.logging import DATATROVE_COLORIZE_LOGS, logger
 
     logger.remove()
-    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="WARNING")
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="WARNING", diagnose=False)
 
 
 _quiet_depth = 0
@@ -409,7 +412,9 @@ class ProgressExecutor(LocalPipelineExecutor):
         super().__init__(*args, **kwargs)
         self.label, self.total_docs, self.display = label, total_docs, _mode
         self.progress_dir = os.path.join(self.logging_dir.path, "progress")
-        self.input_files = rank_files(self.pipeline, self.world_size)
+        # names hashed where they hold a value: this list is written to executor.json with the executor
+        listing = rank_files(self.pipeline, self.world_size)
+        self.input_files = listing and [[(redact_name(name), size) for name, size in files] for files in listing]
         self.pipeline = with_counter(self.pipeline, self.progress_dir)
 
     def run(self):
@@ -422,6 +427,9 @@ class ProgressExecutor(LocalPipelineExecutor):
         )
         with quiet_datatrove(), monitor:
             return super().run()
+
+    def save_executor_as_json(self, indent: int = 4) -> None:
+        save_executor_json(self, indent)
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1):
         with quiet_datatrove():  # in a pool worker (a fresh process) as much as in this one

@@ -20,6 +20,7 @@ from pipeline.redact import (
     PIIType,
     placeholders_for,
     redact_metadata,
+    redact_name,
 )
 
 __all__ = ["PIIConfig", "PIIStage"]
@@ -78,7 +79,8 @@ class PIIStage(AccountedStep):
 
     Counts (text and metadata together) go to ``metadata["pii"]`` and ``pii_<type>`` stats. The URL goes
     through ``redact_url`` and every other string in the metadata (recursively) through the redactor, except
-    the fields tokenmill sets itself (``METADATA_NOT_TEXT``); numbers and the document id are not redacted.
+    the fields tokenmill sets itself (``METADATA_NOT_TEXT``); numbers are not redacted. The document id and
+    ``metadata["file"]`` go through ``redact_name``: a component that holds a value is replaced by its hash.
     Everything follows this stage's ``PIIConfig`` (``types``, placeholders), like the text.
     """
 
@@ -101,6 +103,10 @@ class PIIStage(AccountedStep):
         doc.text = text
         counts = dict(counts)
         redact_metadata(doc.metadata, self._redactor, counts)
+        # a file name or id that holds a value (``jane.doe@corp.example.txt``): its component hashed, not kept
+        doc.id = redact_name(doc.id, self._redactor)
+        if isinstance(doc.metadata.get("file"), str):
+            doc.metadata["file"] = redact_name(doc.metadata["file"], self._redactor)
         doc.metadata["pii"] = counts
         for kind, n in counts.items():
             self.stat_update(f"pii_{kind}", value=n)

@@ -56,7 +56,7 @@ from pipeline.dedup.memory import cluster_bound, ids_bytes
 from pipeline.dedup.minhash import KIND_EMPTY, KIND_INVALID, KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.signatures import SNIPPET_CHARS, rank_paths
 from pipeline.errors import TokenmillError
-from pipeline.redact import redacted_snippet
+from pipeline.redact import redact_name, redacted_snippet
 
 _U64 = np.uint64
 VERIFY_CHUNK = 8192  # candidate pairs compared at once: 2 × 8192 signatures in memory (memory.py constant)
@@ -543,7 +543,11 @@ def _top_clusters(signature_dir, world_size, data, config, decisions, cluster_me
         members = cluster_members[target]
         if target[0] == "run":
             row = target[1]
-            survivor = {"id": ids[row], "source": sources[data["source"][row]], "snippet": snippets.get(row, "")}
+            survivor = {
+                "id": redact_name(ids[row]),
+                "source": sources[data["source"][row]],
+                "snippet": snippets.get(row, ""),
+            }
         else:
             survivor = {**index_meta[target[1]], "snippet": None}
         top_clusters.append(
@@ -554,7 +558,7 @@ def _top_clusters(signature_dir, world_size, data, config, decisions, cluster_me
                 "dropped": len(members),
                 "examples": [
                     {
-                        "id": ids[m],
+                        "id": redact_name(ids[m]),
                         "source": sources[data["source"][m]],
                         "rule": decisions[m]["rule"],
                         "similarity": decisions[m]["similarity"],

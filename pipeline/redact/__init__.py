@@ -1,6 +1,7 @@
 """PII redaction: the engine (``engine``), one detector per type with its patterns, context words and
 validation together (``email``, ``phone``, ``card``, ``iban``, ``ssn``, ``ip``, ``secret``), URLs and
-metadata (``url``), and the redaction of what a run writes outside the kept text (``rows``).
+metadata (``url``), file names and ids (``names``), log records (``logs``), and the redaction of what a
+run writes outside the kept text (``rows``).
 
 The names below are the public interface; ``from pipeline.redact import PIIRedactor`` is how callers import.
 """
@@ -13,10 +14,13 @@ from pipeline.redact.engine import (
     PIIRedactor,
     PIIType,
     RedactionRules,
+    default_redactor,
     placeholders_for,
 )
 from pipeline.redact.iban import IBAN_LENGTHS, iban_valid
 from pipeline.redact.ip import ip_replaceable
+from pipeline.redact.logs import install_log_redaction
+from pipeline.redact.names import hashed_name, redact_name, redact_names, save_executor_json
 from pipeline.redact.numbers import gs1_valid, luhn_valid
 from pipeline.redact.rows import (
     MAX_TOKEN_CHARS,
@@ -24,7 +28,7 @@ from pipeline.redact.rows import (
     ROW_KEYS_NOT_TEXT,
     SNIPPET_CHARS,
     cut_at_token,
-    default_redactor,
+    decode_json_escapes,
     redact_fields,
     redact_row,
     redacted_snippet,
@@ -48,6 +52,12 @@ __all__ = [
     "RedactionRules",
     "card_brand_ok",
     "cut_at_token",
+    "decode_json_escapes",
+    "hashed_name",
+    "redact_name",
+    "redact_names",
+    "save_executor_json",
+    "install_log_redaction",
     "default_redactor",
     "gs1_valid",
     "iban_valid",

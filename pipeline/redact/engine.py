@@ -122,3 +122,16 @@ class PIIRedactor:
                 starts.insert(i, start)
                 spans.insert(i, (start, end, kind))
         return spans
+
+
+_default_redactor: PIIRedactor | None = None
+
+
+def default_redactor() -> PIIRedactor:
+    """The ``PIIRedactor`` with every type on, for what a run writes outside the kept text: drop rows, report
+    examples. It does not depend on the recipe's ``pii`` section (also not on ``pii: null``): those rows are
+    for people reading why a document went, never training data, so they are always redacted in full."""
+    global _default_redactor
+    if _default_redactor is None:
+        _default_redactor = PIIRedactor()
+    return _default_redactor

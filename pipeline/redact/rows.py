@@ -7,10 +7,12 @@ so that no part of a value is shown.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from pipeline.redact.engine import PIIRedactor
+from pipeline.redact.engine import default_redactor
+from pipeline.redact.names import redact_name
 from pipeline.redact.url import redact_url
 
 SNIPPET_CHARS = 300
@@ -22,18 +24,25 @@ REDACTION_MARGIN = 128
 # straddles its end; a run of non-space characters longer than this is not a value and is cut anyway
 MAX_TOKEN_CHARS = 4096
 _WHITESPACE = re.compile(r"\s")
+# a JSON \uXXXX escape (surrogate pairs included): a line that failed to parse keeps them, and
+# ``ren\u00e9e@caf\u00e9.example`` is no e-mail address to the detector until it is decoded
+_JSON_UNICODE_ESCAPES = re.compile(r"(?:\\u[0-9a-fA-F]{4})+")
 
-_default_redactor: PIIRedactor | None = None
 
+def decode_json_escapes(text: str) -> str:
+    """``text`` with its JSON ``\\uXXXX`` escapes decoded (an unpaired surrogate stays escaped). Other
+    backslash sequences are kept: ``\\n`` in a Windows path or a TeX command is text, not an escape."""
+    if "\\u" not in text:
+        return text
 
-def default_redactor() -> PIIRedactor:
-    """The ``PIIRedactor`` with every type on, for what a run writes outside the kept text: drop rows, report
-    examples. It does not depend on the recipe's ``pii`` section (also not on ``pii: null``): those rows are
-    for people reading why a document went, never training data, so they are always redacted in full."""
-    global _default_redactor
-    if _default_redactor is None:
-        _default_redactor = PIIRedactor()
-    return _default_redactor
+    def decode(m: re.Match) -> str:
+        try:
+            decoded = json.loads(f'"{m.group()}"')
+        except ValueError:
+            return m.group()
+        return m.group() if any("\ud800" <= ch <= "\udfff" for ch in decoded) else decoded
+
+    return _JSON_UNICODE_ESCAPES.sub(decode, text)
 
 
 def cut_at_token(text: str, limit: int, strict: bool = False) -> str:
@@ -75,6 +84,7 @@ def redacted_snippet(text: str, limit: int = SNIPPET_CHARS, redactor=None, compl
     """
     if not text:
         return ""
+    text = decode_json_escapes(text)
     redactor = redactor or default_redactor()
     want = limit + REDACTION_MARGIN
     while True:
@@ -105,20 +115,26 @@ def redact_fields(value: Any, limit: int = 1000, redactor=None) -> Any:
     return value
 
 
-# the fields of a drop row that name it rather than quote the document: never redacted
-ROW_KEYS_NOT_TEXT = frozenset({"id", "source", "stage", "rule", "score"})
+# the fields of a drop row that name it rather than quote the document: labels tokenmill sets, kept as they are
+ROW_KEYS_NOT_TEXT = frozenset({"source", "stage", "rule", "score"})
+# file names and document ids: the components that hold a value are hashed (``redact_name``), so the row can
+# still be traced back to its input by whoever has it
+ROW_KEYS_NAMES = frozenset({"id", "file", "duplicate_of"})
 
 
 def redact_row(row: dict[str, Any], redactor=None) -> dict[str, Any]:
     """A drop row (or a report example taken from one) with every text field redacted: ``url`` through
     ``redact_url``, ``snippet`` cut after redaction (``redacted_snippet``), every other string -- also inside
-    lists and dicts -- through ``redact_fields``. ``ROW_KEYS_NOT_TEXT`` are kept as they are: the id is how a
-    drop is traced back to its input. Idempotent: a redacted row comes back unchanged."""
+    lists and dicts -- through ``redact_fields``. ``ROW_KEYS_NOT_TEXT`` are kept as they are; ids and file
+    names (``ROW_KEYS_NAMES``) go through ``redact_name``, which keeps them traceable.
+    Idempotent: a redacted row comes back unchanged."""
     redactor = redactor or default_redactor()
     out: dict[str, Any] = {}
     for key, value in row.items():
         if key in ROW_KEYS_NOT_TEXT or value is None:
             out[key] = value
+        elif key in ROW_KEYS_NAMES and isinstance(value, str):
+            out[key] = redact_name(value, redactor)
         elif key == "url" and isinstance(value, str):
             out[key] = redact_url(value, redactor)
         elif key == "snippet" and isinstance(value, str):

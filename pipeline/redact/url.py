@@ -18,7 +18,8 @@ METADATA_NOT_TEXT = frozenset(
 CREDENTIAL_PARAMETERS = frozenset(
     {
         "access_token", "api_key", "apikey", "auth", "auth_token", "authorization", "awsaccesskeyid",
-        "client_secret", "code_verifier", "id_token", "jsessionid", "key", "pass", "passwd", "password",
+        "client_secret", "code_verifier", "id_token", "jsessionid", "key", "pass", "passwd", "password", "pw",
+        "pswd", "passcode", "passphrase", "credential", "credentials", "private_key", "secret_key", "access_key",
         "phpsessid", "pwd", "refresh_token", "secret", "session", "session_id", "sessionid", "sid", "sig",
         "signature", "token", "x_amz_credential", "x_amz_security_token", "x_amz_signature",
         "x_goog_credential", "x_goog_signature",
@@ -41,7 +42,21 @@ def _may_hold_pii(component: str) -> bool:
 
 
 # a parameter name that makes its value an assignment-style secret candidate whatever the value looks like
-_SECRET_NAME_HINT = re.compile(r"key|secret|pass|pwd|token|auth|sig|session|sid|cred", re.IGNORECASE)
+_SECRET_NAME_HINT = re.compile(r"key|secret|pass|pwd|pw|token|auth|sig|session|sid|cred", re.IGNORECASE)
+# the words of a parameter name that make its value a credential whatever it looks like (``db_pw``,
+# ``stripe-api-key``, ``x_session_token``), beside the whole names of ``CREDENTIAL_PARAMETERS``
+_CREDENTIAL_WORDS = frozenset(
+    {"key", "apikey", "secret", "pass", "passwd", "password", "pwd", "pw", "token", "auth", "sig", "signature"}
+    | {"session", "sid", "credential", "credentials"}
+)
+# "+" before the "@" of an address in a query value: a literal "+" of the local part (name+tag@host), not
+# the form encoding of a space, which would leave "name" outside the address the detector sees
+_PLUS_IN_LOCAL_PART = re.compile(r"\+[^&=@\s+]*(?:@|%40)")
+
+
+def _credential_name(name: str) -> bool:
+    lowered = name.lower().replace("-", "_")
+    return lowered in CREDENTIAL_PARAMETERS or bool(_CREDENTIAL_WORDS.intersection(lowered.split("_")))
 
 
 def _add_counts(total: dict[str, int], counts: dict[str, int]) -> None:
@@ -88,7 +103,8 @@ def _redact_pairs(raw: str, redactor: PIIRedactor, counts: dict[str, int]) -> st
         if not _may_hold_pii(value) and not _may_hold_pii(name) and not _SECRET_NAME_HINT.search(name):
             out.append(pair)
             continue
-        name_text, value_text = unquote_plus(name), unquote_plus(value)
+        plus_is_literal = "+" in value and bool(_PLUS_IN_LOCAL_PART.search(value))
+        name_text, value_text = unquote_plus(name), unquote(value) if plus_is_literal else unquote_plus(value)
         redacted, found = redactor.redact(f"{name_text}={value_text}")
         prefix = f"{name_text}="
         if redacted.startswith(prefix):
@@ -98,11 +114,11 @@ def _redact_pairs(raw: str, redactor: PIIRedactor, counts: dict[str, int]) -> st
             new_name = _redact_component(name, redactor, counts, plus=True)
             new_value, found = redactor.redact(value_text)
             found = dict(found)
-        if new_value == value_text and name_text.lower().replace("-", "_") in CREDENTIAL_PARAMETERS:
+        if new_value == value_text and _credential_name(name_text):
             new_value = _credential_value(value_text, redactor, found)
         if new_value != value_text:
             _add_counts(counts, found)
-            value = quote_plus(new_value, safe="")
+            value = quote(new_value, safe="") if plus_is_literal else quote_plus(new_value, safe="")
         out.append(f"{new_name}={value}")
     return "&".join(out)
 

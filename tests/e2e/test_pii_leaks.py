@@ -32,6 +32,14 @@ IBAN = "DE89 3704 0044 0532 0130 00"
 PHONE = "+44 20 7946 0958"
 API_KEY = "q9w8e7r6t5y4"
 PASSWORD = "hunter2pass"
+# issue 19 "values that leak": query values under any name, a +tag local part, an e-mail inside a malformed
+# JSONL line written with JSON escapes, a file name and an id that are e-mail addresses
+QUERY_PASSWORD = "pw4hunter77"
+STRIPE_KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+TAGGED_EMAIL = "john.roe+news@example.org"
+QUERY_URL = f"https://shop.example/login?pw={QUERY_PASSWORD}&stripe={STRIPE_KEY}&email={TAGGED_EMAIL}&page=2"
+ESCAPED_EMAIL = "ren\\u00e9e.dupont@caf\\u00e9.example"  # as it stands in the JSONL file
+FILE_EMAIL = "mary.major@corp.example"
 PLANTED_TEXT = f'Write to {EMAIL}, pay with {CARD} or to {IBAN}, call {PHONE}; config: api_key = "{API_KEY}".'
 LEAKY_URL = (
     f"https://bob:{PASSWORD}@shop.example/account/{EMAIL.replace('@', '%40')}"
@@ -53,6 +61,14 @@ NEEDLES = [
     "7946%200958",
     API_KEY,
     PASSWORD,
+    QUERY_PASSWORD,
+    STRIPE_KEY,
+    "john.roe",
+    "dupont",
+    "ren\\u00e9e",
+    "renée",
+    FILE_EMAIL,
+    FILE_EMAIL.replace("@", "%40"),
 ]
 
 
@@ -95,9 +111,12 @@ def make_inputs(root: Path) -> dict[str, Path]:
         {"id": "empty", "text": "", "url": LEAKY_URL, "note": PLANTED_TEXT},
         {"id": "null", "text": None, "url": LEAKY_URL, "note": PLANTED_TEXT},
         {"id": "wrong-key", "body": PLANTED_TEXT, "url": LEAKY_URL},
+        # kept: every query value redacted, the +tag address whole; an id that is an e-mail address
+        {"id": f"from-{FILE_EMAIL}", "text": body("base64"), "url": QUERY_URL},
     ]
     lines = [json.dumps(row) for row in rows]
     lines.insert(3, '{"text": "' + PLANTED_TEXT.replace('"', "'") + '", broken json ' + PLANTED_TEXT)
+    lines.insert(4, '{"text": "write to ' + ESCAPED_EMAIL + ' today", "broken"')
     (root / "rows.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # a source whose documents are too short for the quality stage: dropped there, before PII
     junk = [{"text": PLANTED_TEXT, "url": LEAKY_URL + f"&n={i}", "id": f"junk-{i}"} for i in range(2)]
@@ -113,6 +132,7 @@ def make_inputs(root: Path) -> dict[str, Path]:
     )
     (root / "docs").mkdir(exist_ok=True)
     (root / "docs" / "note.txt").write_text(body("shlex") + "\n" + PLANTED_TEXT, encoding="utf-8")
+    (root / "docs" / f"{FILE_EMAIL}.txt").write_text(body("glob"), encoding="utf-8")  # a name that is PII
     (root / "docs" / "latin.txt").write_bytes((body("string") + "\nCafé " + PLANTED_TEXT).encode("cp1252"))
     return {
         "rows": root / "rows.jsonl",
@@ -194,7 +214,7 @@ def test_no_planted_value_reaches_any_written_file_or_artifact(tmp_path: Path, p
         assert expected in rules, expected
     assert any(source == "junk" and stage == "quality" for source, stage, _ in rules)
     kept = {s["source"]: s["kept_final"] for s in result["sources"]}
-    assert kept["rows"] == 2 and kept["crawl"] == 1 and kept["docs"] == 2
+    assert kept["rows"] == 3 and kept["crawl"] == 1 and kept["docs"] == 3
 
     files = file_texts(run_dir)
     assert any(name.startswith("dropped/") for name in files) and "report.md" in files
@@ -322,3 +342,100 @@ def test_pii_stage_redacts_url_and_metadata_strings() -> None:
     assert doc.metadata["nested"]["n"] == 4111111111111111  # numbers are not text
     assert doc.metadata["file"] == "in/rows.jsonl" and doc.metadata["language"] == "en"
     assert doc.metadata["pii"]["email"] >= 3 and doc.metadata["pii"]["secret"] >= 4
+
+
+# ---------------------------------------------------------------------------------------------- issue 19 item 3
+
+
+def test_every_query_value_and_a_tagged_local_part_are_redacted() -> None:
+    url = redact_url(QUERY_URL, PIIRedactor())
+    assert [n for n in NEEDLES if n in url] == []
+    assert "john.roe" not in url and "news" not in url  # the whole address, not only "news@example.org"
+    assert url.startswith("https://shop.example/login?pw=") and "&stripe=" in url and url.endswith("&page=2")
+    # a parameter whose name says credential (db_pw, stripe-api-key) whatever its value looks like
+    other = redact_url("https://x.example/?db_pw=abc123x&stripe-api-key=opensesame9&keyword=python", PIIRedactor())
+    assert "abc123x" not in other and "opensesame9" not in other and "keyword=python" in other
+
+
+def test_json_escaped_email_of_a_malformed_line_is_decoded_before_redaction() -> None:
+    from datatrove.data import Document
+
+    from pipeline.base import Drop
+
+    line = '{"text": "write to ' + ESCAPED_EMAIL + ' today", "broken"'
+    doc = Document(text="", id="rows.jsonl#4", metadata={"source": "rows"})
+    row = drop_row(doc, "read", Drop(rule="bad_json", extra={"read_error_detail": f"bad: {line}"}))
+    dumped = json.dumps(row, ensure_ascii=False)
+    assert "dupont" not in dumped and "caf" not in dumped
+    assert row["read_error_detail"].startswith('bad: {"text": "write to ')  # the rest of the line is shown
+
+
+def test_file_names_and_ids_holding_a_value_are_hashed_and_traceable() -> None:
+    from pipeline.redact import hashed_name, redact_name
+
+    name = f"mail/{FILE_EMAIL}.txt"
+    redacted = redact_name(name)
+    assert redacted == f"mail/{hashed_name(FILE_EMAIL + '.txt')}" and FILE_EMAIL not in redacted
+    assert len(hashed_name("x")) == 11 and hashed_name("x")[0] == "~" and int(hashed_name("x")[1:], 16) >= 0
+    assert redact_name(redacted) == redacted  # idempotent
+    assert redact_name("in/rows.jsonl#3") == "in/rows.jsonl#3"  # a name without a value is kept
+
+
+CRASH_SCRIPT = """
+import sys
+from datatrove.pipeline.base import PipelineStep
+import pipeline.curate.build as curate_mod
+from training.recipe import load_recipe
+from pipeline.run import prepare_run_dir
+
+class Crash(PipelineStep):
+    name = "crash"
+    def run(self, data, rank=0, world_size=1):
+        for doc in data:
+            text = doc.text
+            raise ValueError("cannot handle " + text[:120])
+            yield doc
+
+original = curate_mod.build_stages
+curate_mod.build_stages = lambda stages, drops: [Crash()] + original(stages, drops)
+recipe = load_recipe(sys.argv[1])
+layout = prepare_run_dir(recipe)
+try:
+    for source in recipe.sources:
+        curate_mod.curate_source(recipe, source, layout)
+except ValueError:
+    sys.exit(3)
+"""
+
+
+def test_a_crash_on_a_document_logs_no_text_of_it(tmp_path: Path) -> None:
+    """A stage that raises on a document's text: datatrove logs ``logger.exception``, and loguru's diagnose mode
+    would print the frame's ``text`` variable; neither the task log nor the console shows a planted value.
+    Run in a fresh interpreter without ``LOGURU_DIAGNOSE`` (a library caller, not the CLI)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "note.txt").write_text(PLANTED_TEXT + "\n" + body("shlex"), encoding="utf-8")
+    recipe = {
+        "name": "crash",
+        "output_dir": str(tmp_path / "run"),
+        "sources": [{"name": "docs", "kind": "folder", "path": str(tmp_path / "docs")}],
+        "stages": {"extract": {"main_content": False}, "language": None, "quality": None, "pii": {}, "dedup": {}},
+        "executor": {"kind": "local", "tasks": 1, "workers": 1},
+    }
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(recipe))
+    (tmp_path / "crash.py").write_text(CRASH_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "LOGURU_DIAGNOSE"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "crash.py"), str(tmp_path / "r.yaml")],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr[-2000:]
+    logs = file_texts(tmp_path / "run")
+    assert any(name.endswith(".log") and b"ERROR" in data for name, data in logs.items())  # the crash was logged
+    assert "ValueError" in done.stderr and "Traceback" in done.stderr
+    assert [n for n in NEEDLES if n in done.stderr] == []
+    assert leaks(logs) == []

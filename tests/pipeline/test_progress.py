@@ -149,12 +149,13 @@ def test_build_executor_uses_datatrove_unless_progress_is_on(tmp_path: Path, mon
     from datatrove.executor import LocalPipelineExecutor
 
     from pipeline.config import ExecutorConfig
-    from pipeline.executor import build_executor
+    from pipeline.executor import RedactingLocalExecutor, build_executor
 
     config = ExecutorConfig(tasks=2, workers=1)
     monkeypatch.setattr(progress, "_mode", "off")
     plain = build_executor(config, [], tmp_path / "a")
-    assert type(plain) is LocalPipelineExecutor
+    # datatrove's, with only executor.json's names redacted (docs/pii.md)
+    assert type(plain) is RedactingLocalExecutor and isinstance(plain, LocalPipelineExecutor)
     monkeypatch.setattr(progress, "_mode", "log")
     shown = build_executor(config, [], tmp_path / "b", job_name="dedup")
     assert isinstance(shown, progress.ProgressExecutor) and shown.label == "dedup b"
