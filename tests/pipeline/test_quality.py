@@ -660,3 +660,26 @@ def test_compat_datatrove_decisions_agree_with_datatrove_filters() -> None:
     print(f"compat: datatrove agreement with datatrove: {share:.1%} of 200 pages ({kept} kept by datatrove)")
     assert 60 <= kept <= 140  # both outcomes are well represented
     assert share >= 0.97, differ
+
+
+def test_c4_judges_the_paragraphs_of_hard_wrapped_text_not_its_wrapped_lines() -> None:
+    """A man page or plain-text manual wraps paragraphs at ~80 columns: most lines end mid-sentence, and C4's
+    terminal-punctuation rule, applied to them, would keep a fraction of the text."""
+    import textwrap
+
+    paragraphs = EN.split("\n\n")[1:]
+    wrapped = "\n\n".join(textwrap.fill(p, 78, initial_indent="       ", subsequent_indent="       ") for p in paragraphs)
+    wrapped = "OPTIONS\n       -v, --verbose\n              print more\n\n" + wrapped
+    words = len(" ".join(paragraphs).split())
+
+    def kept_words(**c4) -> int:
+        verdict = QualityStage(QualityConfig(**_OFF_BUT_C4, c4=c4)).assess(wrapped, "en")
+        assert verdict.failure is None, verdict
+        return len(verdict.text.split())
+
+    assert kept_words() >= 0.95 * words
+    assert kept_words(unwrap_lines=False) < 0.5 * words  # every wrapped line judged alone (datatrove's reading)
+    # an option line is a new logical line, not the continuation of the heading before it
+    verdict = QualityStage(QualityConfig(**_OFF_BUT_C4)).assess(wrapped, "en")
+    assert "--verbose" not in verdict.text
+    assert QualityConfig(compat="datatrove").c4.unwrap_lines is False

@@ -4,6 +4,7 @@ citations are removed)."""
 
 from __future__ import annotations
 
+import re
 from itertools import repeat
 from typing import Any
 
@@ -40,6 +41,11 @@ class C4Config(StrictModel):
     filter_curly_bracket: bool = True
     filter_policy: bool = True
     rewrite_text: bool = Field(default=True, description="replace the text by the kept lines, as C4 does")
+    unwrap_lines: bool = Field(
+        default=True,
+        description="join hard-wrapped lines (man pages, plain-text manuals) into the paragraph lines C4 judges "
+        "(datatrove: false, every newline ends a line)",
+    )
 
 
 #: What ``compat: datatrove`` changes in the C4 defaults (the rest are equal).
@@ -47,7 +53,57 @@ DATATROVE_DEFAULTS: dict[str, Any] = {
     "min_num_sentences": 5,
     "min_words_per_line": 3,
     "end_punctuation": list(C4_END_PUNCTUATION_DATATROVE),
+    "unwrap_lines": False,
 }
+
+#: a hard-wrapped text: its long lines end within this many characters of the wrap width
+_WRAP_SLACK = 20
+#: a line that starts a new logical line even when the line before it was wrapped: a bullet, a numbered item,
+#: an option (``-a``, ``--all``), a heading number
+_NEW_ITEM = re.compile(r"(?:[-*•‣◦▪●]\s|\d+[.)]\s|--?\w|\(\w\)\s)")
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width a text was hard-wrapped at, or None when it was not: the 90th percentile of its line lengths,
+    when that is 50 to 100 characters and at least a third of the lines end within ``_WRAP_SLACK`` of it (a
+    page whose lines are paragraphs, as extracted HTML is, has no such margin; a list of short lines is not
+    wrapped text)."""
+    lengths = sorted(len(line.rstrip()) for line in lines if line.strip())
+    if len(lengths) < 5:
+        return None
+    width = lengths[int(0.9 * (len(lengths) - 1))]
+    near = sum(1 for n in lengths if n >= width - _WRAP_SLACK)
+    return width if 50 <= width <= 100 and near * 3 >= len(lengths) else None
+
+
+def unwrap(text: str) -> str:
+    """Join the lines of each hard-wrapped paragraph into one line. A line is continued by the next one when it
+    reaches the wrap margin and the next line is not blank, is indented the same way and does not start a new
+    item (bullet, option, number): C4's "line" is a paragraph as a browser shows it, and a man page or a
+    plain-text manual wraps its paragraphs at 80 columns, so that otherwise most of its lines end mid-sentence
+    and C4's terminal-punctuation rule keeps about a sixth of the text (measured: docs/filters.md)."""
+    lines = text.split("\n")
+    width = wrap_width(lines)
+    if width is None:
+        return text
+    out: list[str] = []
+    previous = ""
+    for line in lines:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if (
+            out
+            and stripped
+            and previous.strip()
+            and len(previous.rstrip()) >= width - _WRAP_SLACK
+            and indent == len(previous) - len(previous.lstrip())
+            and not _NEW_ITEM.match(stripped)
+        ):
+            out[-1] = f"{out[-1].rstrip()} {stripped}"
+        else:
+            out.append(line)
+        previous = line
+    return "\n".join(out)
 
 
 class C4Rules:
@@ -76,6 +132,10 @@ class C4Rules:
         # lines, otherwise split only the lines that survive the line filters
         lines = doc.text.splitlines()
         cached = doc.cached_line_tokens
+        if cfg.unwrap_lines:
+            unwrapped = unwrap(doc.text)
+            if unwrapped != doc.text:
+                lines, cached = unwrapped.splitlines(), None
         complete = True
         for raw, tokens in zip(lines, cached if cached is not None else repeat(None, len(lines)), strict=True):
             line = original = raw.strip()
