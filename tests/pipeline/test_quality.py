@@ -668,7 +668,8 @@ def test_c4_judges_the_paragraphs_of_hard_wrapped_text_not_its_wrapped_lines() -
     import textwrap
 
     paragraphs = EN.split("\n\n")[1:]
-    wrapped = "\n\n".join(textwrap.fill(p, 78, initial_indent="       ", subsequent_indent="       ") for p in paragraphs)
+    indent = " " * 7
+    wrapped = "\n\n".join(textwrap.fill(p, 78, initial_indent=indent, subsequent_indent=indent) for p in paragraphs)
     wrapped = "OPTIONS\n       -v, --verbose\n              print more\n\n" + wrapped
     words = len(" ".join(paragraphs).split())
 
