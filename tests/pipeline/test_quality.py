@@ -684,3 +684,19 @@ def test_c4_judges_the_paragraphs_of_hard_wrapped_text_not_its_wrapped_lines() -
     verdict = QualityStage(QualityConfig(**_OFF_BUT_C4)).assess(wrapped, "en")
     assert "--verbose" not in verdict.text
     assert QualityConfig(compat="datatrove").c4.unwrap_lines is False
+
+
+def test_per_language_overrides_change_only_that_language() -> None:
+    """FineWeb-2 sets thresholds per language; ``languages:`` overrides a family's settings for one language."""
+    text = "\n\n".join([EN] * 2)  # every paragraph twice: Gopher's duplicate-paragraph rule drops it
+    off = {"dup_para_frac": None, "dup_para_char_frac": None, "dup_line_frac": None, "dup_line_char_frac": None}
+    off["dup_n_grams"] = []
+    # "xx" has no stop-word list (that rule is skipped), so only the repetition rules can tell the two apart
+    config = QualityConfig(languages={"xx": {"gopher_repetition": off}}, c4=None, fineweb=None)
+    stage = QualityStage(config)
+    assert stage.judge(text, "xy")[0][0] == "dup_para_frac"
+    assert stage.judge(text, "xx")[0] is None
+    assert config.for_language("xx").gopher_repetition.top_n_grams == config.gopher_repetition.top_n_grams
+    assert config.for_language("xy") is config
+    with pytest.raises(ValueError):
+        QualityConfig(languages={"ja": {"gopher_repetition": {"no_such_rule": 1}}})

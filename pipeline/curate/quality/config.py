@@ -19,6 +19,17 @@ from pipeline.curate.quality.gopher_repetition import GopherRepetitionConfig
 DATATROVE_DEFAULTS: dict[str, dict[str, Any]] = {"c4": C4_DATATROVE, "fineweb": FINEWEB_DATATROVE}
 
 
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``override``'s keys replaced, recursively into nested mappings (a family set to null is off)."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 class QualityConfig(StrictModel):
     """Each rule family can be switched off with ``null``. Default: the papers' definitions and thresholds;
     ``compat: datatrove``: datatrove 0.10.1's definitions, with its defaults for every threshold not set."""
@@ -33,6 +44,25 @@ class QualityConfig(StrictModel):
     default_language: str | None = Field(
         default="en", description="language assumed when metadata has none (null: skip the stop-word rule)"
     )
+    languages: dict[str, dict[str, Any]] = Field(
+        default={},
+        description="per-language overrides of the rule families, as FineWeb-2 sets thresholds per language: "
+        "{ja: {gopher_repetition: {dup_n_grams: [[5, 0.3]]}}}; merged into the settings above",
+    )
+
+    @model_validator(mode="after")
+    def _check_languages(self) -> QualityConfig:
+        for language in self.languages:
+            self.for_language(language)  # a bad key or value fails at load time, not on the first document
+        return self
+
+    def for_language(self, language: str | None) -> QualityConfig:
+        """The settings one language is judged with: these, with the language's overrides merged in."""
+        override = self.languages.get(language or "")
+        if not override:
+            return self
+        merged = _merge(self.model_dump(exclude={"languages"}), override)
+        return QualityConfig.model_validate(merged)
 
     @model_validator(mode="before")
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from itertools import compress
 from typing import Any
 
@@ -130,11 +131,12 @@ class NGrams:
 _BLANK_LINES = re.compile(r"\n[^\S\n]*\n\s*")
 
 
-def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str, Any]) -> Failure | None:
-    """Gopher's repetition rules (appendix A, table A1). Paper mode: paragraphs are the blocks between blank
-    lines, lines the stripped lines that hold a letter or digit, words whitespace-separated, and repeated
-    n-gram characters are counted once however many repeats overlap them. Compat: datatrove's splits and
-    left-to-right skip."""
+def repetition_ratios(doc: Text, cfg: GopherRepetitionConfig) -> Iterator[tuple[str, float]]:
+    """Each repetition measure of ``doc`` as ``(rule, ratio)``, in the order the rules test them, computed only
+    when asked for (the rule stops at the first failure; ``benchmarks/derive_thresholds.py`` takes them all).
+    Paper mode: paragraphs are the blocks between blank lines, lines the stripped lines that hold a letter or
+    digit, words whitespace-separated, and repeated n-gram characters are counted once however many repeats
+    overlap them. Compat: datatrove's splits and left-to-right skip."""
     text = doc.text
     size = len(text) or 1
     if doc.compat:
@@ -142,35 +144,43 @@ def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str,
     else:
         paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p] or [""]
     dups, dup_chars = find_duplicates(paragraphs)
-    if cfg.dup_para_frac is not None and dups / len(paragraphs) > cfg.dup_para_frac:
-        return "dup_para_frac", dups / len(paragraphs)
-    if cfg.dup_para_char_frac is not None and dup_chars / size > cfg.dup_para_char_frac:
-        return "dup_para_char_frac", dup_chars / size
+    yield "dup_para_frac", dups / len(paragraphs)
+    yield "dup_para_char_frac", dup_chars / size
 
     if doc.compat:
         lines = split_lines(text)
     else:  # the lines of text: a line of only punctuation ('|', '-----') is layout, not a line that can repeat
         lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)] or [""]
     dups, dup_chars = find_duplicates(lines)
-    metrics["dup_line_frac"] = round(dups / len(lines), 4)
-    if cfg.dup_line_frac is not None and dups / len(lines) > cfg.dup_line_frac:
-        return "dup_line_frac", dups / len(lines)
-    if cfg.dup_line_char_frac is not None and dup_chars / size > cfg.dup_line_char_frac:
-        return "dup_line_char_frac", dup_chars / size
+    yield "dup_line_frac", dups / len(lines)
+    yield "dup_line_char_frac", dup_chars / size
 
     ngrams = NGrams(doc.words)
-    for n, threshold in cfg.top_n_grams:
-        ratio = ngrams.top_chars(n) / size
-        if n == 2:
-            metrics["top_2_gram"] = round(ratio, 4)
-        if ratio > threshold:
-            return f"top_{n}_gram", ratio
-
+    for n, _ in cfg.top_n_grams:
+        yield f"top_{n}_gram", ngrams.top_chars(n) / size
     repeated = ngrams.duplicated_chars if doc.compat else ngrams.covered_chars
-    for n, threshold in cfg.dup_n_grams:
-        ratio = repeated(n) / size
-        if n == 5:
-            metrics["dup_5_gram"] = round(ratio, 4)
-        if ratio > threshold:
-            return f"duplicated_{n}_n_grams", ratio
+    for n, _ in cfg.dup_n_grams:
+        yield f"duplicated_{n}_n_grams", repeated(n) / size
+
+
+def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str, Any]) -> Failure | None:
+    """Gopher's repetition rules (appendix A, table A1), on the measures of ``repetition_ratios``."""
+    thresholds: dict[str, float | None] = {
+        "dup_para_frac": cfg.dup_para_frac,
+        "dup_para_char_frac": cfg.dup_para_char_frac,
+        "dup_line_frac": cfg.dup_line_frac,
+        "dup_line_char_frac": cfg.dup_line_char_frac,
+        **{f"top_{n}_gram": t for n, t in cfg.top_n_grams},
+        **{f"duplicated_{n}_n_grams": t for n, t in cfg.dup_n_grams},
+    }
+    for rule, ratio in repetition_ratios(doc, cfg):
+        if rule in _RECORDED:
+            metrics[_RECORDED[rule]] = round(ratio, 4)
+        threshold = thresholds[rule]
+        if threshold is not None and ratio > threshold:
+            return rule, ratio
     return None
+
+
+#: the measures kept in ``metadata["quality"]`` (under these names) for every document that reaches them
+_RECORDED = {"dup_line_frac": "dup_line_frac", "top_2_gram": "top_2_gram", "duplicated_5_n_grams": "dup_5_gram"}

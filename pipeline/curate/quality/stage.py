@@ -28,6 +28,24 @@ class Verdict:
     skipped: list[str]
 
 
+Rule = tuple[Callable[[Text, Any, dict[str, Any]], Failure | None], Any]
+
+
+def _build_rules(cfg: QualityConfig) -> list[Rule]:
+    """The rule families of ``cfg`` in the stage's order, each with its settings."""
+    compat = cfg.compat == "datatrove"
+    rules: list[Rule] = []
+    if cfg.gopher_quality is not None:
+        rules.append((gopher_quality, cfg.gopher_quality))
+    if cfg.gopher_repetition is not None:
+        rules.append((gopher_repetition, cfg.gopher_repetition))
+    if cfg.c4 is not None:
+        rules.append((C4Rules(cfg.c4), cfg.c4))
+    if cfg.fineweb is not None:
+        rules.append((FineWebRules(cfg.fineweb, compat), cfg.fineweb))
+    return rules
+
+
 class QualityStage(AccountedStep):
     """Gopher quality → Gopher repetition → C4 → FineWeb; the first failing rule drops the document."""
 
@@ -37,33 +55,31 @@ class QualityStage(AccountedStep):
     def __init__(self, config: QualityConfig | None = None, drops_dir: str | None = None):
         super().__init__(drops_dir)
         self.config = config or QualityConfig()
-        self._rules: list[tuple[Callable[[Text, Any, dict[str, Any]], Failure | None], Any]] | None = None
+        self._rules: list[Rule] | None = None
+        self._language_rules: dict[str, list[Rule]] = {}
 
     def setup(self) -> None:
-        if self._rules is not None:
-            return
-        cfg = self.config
-        compat = cfg.compat == "datatrove"
-        rules: list[tuple[Callable[[Text, Any, dict[str, Any]], Failure | None], Any]] = []
-        if cfg.gopher_quality is not None:
-            rules.append((gopher_quality, cfg.gopher_quality))
-        if cfg.gopher_repetition is not None:
-            rules.append((gopher_repetition, cfg.gopher_repetition))
-        if cfg.c4 is not None:
-            rules.append((C4Rules(cfg.c4), cfg.c4))
-        if cfg.fineweb is not None:
-            rules.append((FineWebRules(cfg.fineweb, compat), cfg.fineweb))
-        self._rules = rules
+        if self._rules is None:
+            self._rules = _build_rules(self.config)
+
+    def rules_for(self, language: str | None) -> list[Rule]:
+        """The rules a language is judged with (its ``languages:`` overrides built once, on first use)."""
+        self.setup()
+        assert self._rules is not None
+        if not language or language not in self.config.languages:
+            return self._rules
+        if language not in self._language_rules:
+            self._language_rules[language] = _build_rules(self.config.for_language(language))
+        return self._language_rules[language]
 
     def assess(self, text: str, language: str | None) -> Verdict:
         """The stage's whole decision on one text, with the rules its language made it skip."""
-        self.setup()
-        assert self._rules is not None
+        rules = self.rules_for(language)
         metrics: dict[str, Any] = {}
         if not text or not text.strip():
             return Verdict(("no_text", None), text, metrics, [])
         doc = Text(text, language, compat=self.config.compat == "datatrove")
-        for rule, cfg in self._rules:
+        for rule, cfg in rules:
             failure = rule(doc, cfg, metrics)
             if failure is not None:
                 return Verdict(failure, doc.text, metrics, doc.skipped)
