@@ -87,7 +87,21 @@ class SlurmOptions(StrictModel):
     cpus_per_task: int = 1
     mem_per_cpu_gb: int = 2
     qos: str | None = None
-    sbatch_args: dict[str, Any] = {}
+    sbatch_args: dict[str, Any] = Field(
+        default={},
+        description="extra #SBATCH directives, key without '--' (e.g. {account: proj1, constraint: cpu}); an "
+        "empty string value is a flag; they override tokenmill's own directives of the same name",
+    )
+    venv_path: str | None = Field(
+        default=None,
+        description="the array tasks run `source <venv_path>` first (a venv's bin/activate on the shared "
+        "filesystem); default: the activate script of the venv tokenmill runs from, when there is one",
+    )
+    env_command: str | None = Field(
+        default=None,
+        description="shell line the array tasks run first instead of venv_path (e.g. 'module load python; "
+        "source /shared/venvs/tm/bin/activate')",
+    )
 
 
 class RayOptions(StrictModel):

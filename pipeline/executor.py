@@ -8,6 +8,7 @@ tokenize do not import curation to get it.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from datatrove.pipeline.base import PipelineStep
 from pipeline import progress
 from pipeline.config import ExecutorConfig
 from pipeline.redact import save_executor_json
+from pipeline.usage import RecordsUsage
 
 #: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
 FORKSERVER_PRELOAD = (
@@ -84,7 +86,7 @@ def build_executor(
 
         if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
             label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"
-            return progress.ProgressExecutor(
+            return UsageProgressExecutor(
                 pipeline=pipeline,
                 tasks=tasks,
                 workers=min(workers, tasks),
@@ -92,15 +94,15 @@ def build_executor(
                 depends=depends,
                 label=label,
             )
-        return RedactingLocalExecutor(
+        return UsageLocalExecutor(
             pipeline=pipeline, tasks=tasks, workers=min(workers, tasks), logging_dir=logging_dir, depends=depends
         )
     if config.kind == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
+        from pipeline.slurm import WaitingSlurmExecutor
 
         slurm = config.slurm
         assert slurm is not None  # validated by ExecutorConfig
-        return SlurmPipelineExecutor(
+        return WaitingSlurmExecutor(
             pipeline=pipeline,
             tasks=tasks,
             workers=workers,
@@ -110,15 +112,17 @@ def build_executor(
             mem_per_cpu_gb=slurm.mem_per_cpu_gb,
             qos=slurm.qos or "normal",
             sbatch_args=slurm.sbatch_args or None,
+            venv_path=slurm.venv_path or (None if slurm.env_command else running_venv()),
+            env_command=slurm.env_command,
             job_name=job_name,
             logging_dir=logging_dir,
             depends=depends,
         )
-    from datatrove.executor.ray import RayPipelineExecutor
-
     ray_cfg = config.ray
     ensure_ray(ray_cfg.address if ray_cfg else None)
-    return RayPipelineExecutor(
+    from pipeline.ray_engine import UsageRayExecutor
+
+    return UsageRayExecutor(
         pipeline=pipeline,
         tasks=tasks,
         workers=workers,
@@ -127,6 +131,21 @@ def build_executor(
         mem_per_cpu_gb=ray_cfg.mem_per_cpu_gb if ray_cfg else 2,
         depends=depends,
     )
+
+
+def running_venv() -> str | None:
+    """The activate script of the virtualenv this process runs from (``None`` outside one): a Slurm array task
+    starts a login shell of its own, which finds ``launch_pickled_pipeline`` only with the venv activated."""
+    activate = Path(sys.prefix) / "bin" / "activate"
+    return str(activate) if sys.prefix != sys.base_prefix and activate.is_file() else None
+
+
+class UsageLocalExecutor(RecordsUsage, RedactingLocalExecutor):
+    """datatrove's local executor; each rank records its CPU and peak memory (``pipeline.usage``)."""
+
+
+class UsageProgressExecutor(RecordsUsage, progress.ProgressExecutor):
+    """The progress-line local executor, recording each rank's usage as well."""
 
 
 def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):

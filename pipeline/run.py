@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, TypeVar
 
 import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
+from pipeline.atomic import write_json_atomic
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
 from pipeline.curate.build import curate_source
 from pipeline.dedup.result import dedup_report_md
@@ -24,6 +26,7 @@ from pipeline.read import build_reader, is_pattern, split_path
 from pipeline.read.common import source_name_for
 from pipeline.report import add_section, curation_section, routed_section, write_report
 from pipeline.tokenize.config import TokenizeConfig
+from pipeline.usage import workers_markdown, workers_summary
 
 R = TypeVar("R", bound=CurationRecipe)
 
@@ -202,7 +205,7 @@ def run_tokenize_stage(recipe: CurationRecipe, layout: RunLayout, executor_facto
     """
 
     config = recipe.stages.tokenize or TokenizeConfig()
-    return tokenize_run.run_tokenize(
+    manifest = tokenize_run.run_tokenize(
         str(layout.root),
         str(layout.shards),
         config,
@@ -210,6 +213,8 @@ def run_tokenize_stage(recipe: CurationRecipe, layout: RunLayout, executor_facto
         executor_factory=executor_factory,
         recipe_hash=recipe.config_hash(),
     )
+    add_workers_section(layout)  # now with the encode ranks
+    return manifest
 
 
 def run_dedup_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory):
@@ -255,7 +260,22 @@ def account_and_report(recipe: CurationRecipe, run_dir: str, dedup: dict[str, An
     section_json = write_curation_report(recipe, layout)
     if dedup is not None:
         add_section(layout, "dedup", dedup_report_md(dedup), dedup)
+    add_workers_section(layout)
     return section_json
+
+
+def add_workers_section(layout: RunLayout) -> None:
+    """report.json ``workers``: the CPU and peak memory every rank recorded where it ran (``pipeline.usage``),
+    which on Slurm and Ray is the cost the driver's own clock never sees."""
+    summary = workers_summary(layout.root)
+    if summary is None or not layout.report_json.exists():
+        return
+    payload = json.loads(layout.report_json.read_text(encoding="utf-8"))
+    if "workers" in payload:  # a later stage (tokenize): the totals grow, report.md keeps its one section
+        payload["workers"] = summary.model_dump(mode="json")
+        write_json_atomic(layout.report_json, payload, indent=2, ensure_ascii=False, default=str)
+    else:
+        add_section(layout, "workers", workers_markdown(summary), summary.model_dump(mode="json"))
 
 
 @dataclasses.dataclass

@@ -38,7 +38,10 @@ def tokenize(
         None, "--vocab-size", metavar="N", help="train a byte-level BPE of this size"
     ),
     recipe: Path | None = typer.Option(
-        None, "--recipe", metavar="RECIPE", help="take source weights/epochs (and stages.tokenize)"
+        None,
+        "--recipe",
+        metavar="RECIPE",
+        help="take source weights/epochs, stages.tokenize and a slurm/ray executor from this recipe",
     ),
     weight: list[str] | None = typer.Option(
         None, "--weight", metavar="NAME=SHARE", help="token share of a source, e.g. finance=0.51 (repeatable)"
@@ -73,9 +76,14 @@ def tokenize(
     base: dict[str, Any] = {}
     sources: dict[str, dict[str, float | None]] = {}
     recipe_hash = None
+    factory = None
     if recipe is not None:
         loaded = load_recipe(recipe)  # a RecipeError goes to flows.cli's one handler: error line, exit 2
         recipe_hash = loaded.config_hash()
+        if loaded.executor.kind != "local":  # the recipe's Slurm or Ray executor places the encode ranks
+            from pipeline.executor import executor_factory
+
+            factory = executor_factory(loaded.executor, "tokenize")
         stage = getattr(loaded.stages, "tokenize", None)
         if stage is not None:
             base = stage.model_dump()
@@ -105,7 +113,9 @@ def tokenize(
     try:
         config = TokenizeConfig.model_validate(base)
         with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
-            manifest = run_tokenize(input_path, output, config, sources, recipe_hash=recipe_hash)
+            manifest = run_tokenize(
+                input_path, output, config, sources, executor_factory=factory, recipe_hash=recipe_hash
+            )
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
         print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None
