@@ -80,8 +80,40 @@ def resolve_run(
     class: curation alone never decides what ``plan:``/``train:`` mean.
     """
     resolved = recipe_for_input(recipe, input_path, output_dir, text_key, id_key)
+    if resolved.executor.kind != "local":
+        resolved = absolute_paths(resolved)
     preflight_sources(resolved)
     return resolved
+
+
+def _absolute(path: str | None) -> str | None:
+    if path is None or "://" in path or Path(path).is_absolute():
+        return path
+    return str(Path.cwd() / path)
+
+
+def absolute_paths(recipe: R) -> R:
+    """The recipe with its local paths made absolute against this (the driver's) working directory.
+
+    Slurm runs array tasks in the submitting directory, but a Ray worker runs in the directory its
+    ``ray start`` ran in, and datatrove resolves a folder when the rank unpickles its pipeline: a relative
+    source read "No files found" on every Ray rank (measured). Made absolute here, once, every engine reads
+    the same files — provided they are on the filesystem every node shares (docs/cluster.md). Covers the
+    output, the sources, the classifier models and the dedup index; other paths in a recipe (eval sets, a
+    tokenizer) are read by the driver."""
+    data = recipe.model_dump()
+    data["output_dir"] = _absolute(data["output_dir"])
+    stage_sets = [data["stages"]] + [s["stages"] for s in data["sources"] if s.get("stages")]
+    for source in data["sources"]:
+        source["path"] = _absolute(source["path"])
+    for stages in stage_sets:
+        for classifier in stages.get("classify") or []:
+            if "model" in classifier:
+                classifier["model"] = _absolute(classifier["model"])
+        index = (stages.get("dedup") or {}).get("index") or {}
+        if index.get("path"):
+            index["path"] = _absolute(index["path"])
+    return type(recipe).model_validate(data)
 
 
 def preflight_sources(recipe: CurationRecipe) -> None:

@@ -10,7 +10,8 @@ between stages in the driver (dedup's plan reads the curated files' list; tokeni
 files; a stage is skipped when its fingerprint matches), which a chain submitted up front cannot do; the
 driver is one cheap process on the login node (docs/cluster.md).
 
-A rank that did not finish (failed, cancelled, timed out, node lost) stops the command with ``RankFailed``: one
+A rank that did not finish (failed, cancelled, timed out, node lost) stops the command with
+``pipeline.ranks.RankFailed``: one
 line naming the rank and its log; the same command resumes (datatrove skips completed ranks). The jobs a
 driver submitted are written to ``<logging_dir>/slurm_jobs.json``: a rerun whose previous driver was killed
 waits for those jobs instead of submitting the same ranks a second time.
@@ -28,6 +29,7 @@ from datatrove.executor import SlurmPipelineExecutor
 from datatrove.executor.slurm import launch_slurm_job
 
 from pipeline.errors import TokenmillError
+from pipeline.ranks import check_ranks, incomplete_ranks
 from pipeline.redact import save_executor_json
 from pipeline.usage import RecordsUsage
 
@@ -37,10 +39,6 @@ JOBS_FILE = "slurm_jobs.json"
 
 class SlurmError(TokenmillError, RuntimeError):
     """``sbatch``/``squeue`` failed (the message is Slurm's own line)."""
-
-
-class RankFailed(TokenmillError, RuntimeError):
-    """A rank of a stage run on an asynchronous executor did not complete."""
 
 
 def _slurm(*args: str) -> str:
@@ -136,17 +134,10 @@ class WaitingSlurmExecutor(RecordsUsage, SlurmPipelineExecutor):
             raise
 
     def _incomplete(self) -> list[int]:
-        return [r for r in range(self.world_size) if not self.logging_dir.isfile(f"completions/{r:05d}")]
+        return incomplete_ranks(self)
 
     def _check_ranks(self) -> None:
-        missing = self._incomplete()
-        if not missing:
-            return
-        rank = missing[0]
-        raise RankFailed(
-            f"slurm {self.job_name}: rank {rank} did not finish ({len(missing)} of {self.world_size} ranks "
-            f"unfinished); log: {self._rank_log(rank)}; rerun the same command to resume"
-        )
+        check_ranks(self, "slurm", self._rank_log)
 
     def _rank_log(self, rank: int) -> str:
         """The rank's datatrove log if it got that far, else Slurm's output file of its array task (where an

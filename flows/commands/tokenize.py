@@ -84,6 +84,7 @@ def tokenize(
             from pipeline.executor import executor_factory
 
             factory = executor_factory(loaded.executor, "tokenize")
+            input_path, output = input_path.absolute(), output.absolute()  # Ray workers run in other folders
         stage = getattr(loaded.stages, "tokenize", None)
         if stage is not None:
             base = stage.model_dump()
