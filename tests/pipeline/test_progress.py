@@ -146,7 +146,6 @@ def test_executor_counts_every_rank_and_keeps_datatrove_quiet(
 
 
 def test_build_executor_uses_datatrove_unless_progress_is_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-
     from pipeline.config import ExecutorConfig
     from pipeline.executor import RedactingLocalExecutor, build_executor
 
