@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 import flows  # noqa: F401  (sets telemetry off before anything imports Prefect)
-from flows.errors import print_error
+from flows.errors import os_error_message, print_error
 from pipeline.errors import TokenmillError
 
 
@@ -24,14 +24,34 @@ class _TokenmillGroup(TyperGroup):
     """The root command group: a ``TokenmillError`` from any command (a bad recipe, unreadable input, a refused
     plan) is caught here, once, printed by ``print_error`` and ends the command with exit status 2. Commands
     catch only what is not a ``TokenmillError`` (a missing file, a pydantic error of their flags) or what
-    ends with another status."""
+    ends with another status.
+
+    An ``OSError`` is the machine's answer, not a bug of tokenmill (a full disk, ``--output`` that is a file, a
+    permission): it is a user error too, one line naming the path and the cause (``os_error_message``), exit 2;
+    the same command resumes once the cause is gone. ``--debug`` shows its traceback."""
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
+        args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # consumed by the call: read --output first
         try:
             return super().invoke(ctx)
         except TokenmillError as error:
             print_error(str(error))
             raise typer.Exit(2) from None
+        except OSError as error:
+            if os.environ.get("TOKENMILL_DEBUG") == "1":
+                raise
+            print_error(os_error_message(error, _output_of(args)))
+            raise typer.Exit(2) from None
+
+
+def _output_of(args: list[str]) -> str | None:
+    """The value of ``--output``/``-o`` in a command's arguments, ``None`` without one."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--output="):
+            return arg.split("=", 1)[1]
+        if arg in ("--output", "-o") and i + 1 < len(args):
+            return args[i + 1]
+    return None
 
 
 app = typer.Typer(

@@ -1,7 +1,9 @@
 """How a command reports a user error: one line, one way, for every command.
 
 ``print_error`` is what ``flows.cli`` prints for a ``TokenmillError`` (``pipeline.errors``) that reaches it, and
-what a command prints for the few errors it catches itself (a missing file, a bad flag). This module imports
+what a command prints for the few errors it catches itself (a missing file, a bad flag). ``os_error_message``
+is the line for an ``OSError`` of the machine (a full disk, ``--output`` that is a file), which ``flows.cli``
+treats as a user error too. This module imports
 nothing at the top: command modules import it when ``tokenmill`` registers them, so it must not cost
 ``tokenmill --help`` the ~90 ms that ``flows.runtime`` (rich's console, urllib) takes to import.
 """
@@ -17,3 +19,36 @@ def print_error(message: str) -> None:
     from flows.runtime import console  # deferred: see the module docstring
 
     console.print("[red]error:[/] " + escape(message), highlight=False, soft_wrap=True, emoji=False)
+
+
+#: what to do about an ``OSError`` a command did not expect, by errno name; the default covers the rest
+_OS_HINTS = {
+    "ENOSPC": "free space there (or choose another --output)",
+    "EDQUOT": "free space there (or choose another --output)",
+    "EROFS": "choose a writable --output",
+    "EACCES": "fix the permissions or choose another path",
+    "EPERM": "fix the permissions or choose another path",
+    "EEXIST": "a file is in the way where a folder is needed: choose another --output",
+    "ENOTDIR": "a file is in the way where a folder is needed: choose another --output",
+    "EISDIR": "a folder is where a file is needed",
+}
+
+
+def os_error_message(error: OSError, output: str | None = None) -> str:
+    """One line for an ``OSError`` that reached the command line (a full disk, ``--output`` that is a file, a
+    read-only or unreadable path): the path and the cause, what to do, and that a rerun resumes.
+
+    The path is the error's own (``filename``), else the command's ``--output`` (a full disk in the middle of a
+    write names no file). Work already finished is kept by every command (completed ranks, stage fingerprints),
+    so once the cause is gone the same command resumes."""
+    import errno as errno_names
+
+    name = errno_names.errorcode.get(error.errno or -1, "")
+    cause = error.strerror or str(error) or type(error).__name__
+    cause = f"{cause} ({name})" if name else cause
+    where = error.filename if error.filename is not None else (f"--output {output}" if output else None)
+    if error.filename2 is not None:
+        where = f"{where} -> {error.filename2}"
+    hint = _OS_HINTS.get(name, "fix the cause")
+    head = f"{where}: {cause}" if where else cause
+    return f"{head}; {hint}, and run the command again: finished work is kept and it resumes"

@@ -306,7 +306,9 @@ class ProgressMonitor:
 
 def _quiet_add_task_logger(logging_dir, rank: int, local_rank: int = 0, node_rank: int = -1):
     """datatrove's ``add_task_logger`` with the console sink at WARNING (ERROR for other local ranks) instead of
-    INFO: the per-rank pipeline and stats blocks still go to ``logs/task_<rank>.log``."""
+    INFO: the per-rank pipeline and stats blocks still go to ``logs/task_<rank>.log``. The console line of a
+    rank's error carries no traceback (the log file keeps it): the command prints the error once, as one line
+    (``flows.cli``), and a full disk is no reason for a page of frames."""
     from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger
 
     logger.remove()
@@ -317,8 +319,11 @@ def _quiet_add_task_logger(logging_dir, rank: int, local_rank: int = 0, node_ran
         "{name}:{function}:{line} - <level>{message}</level>"
     )
     level = "WARNING" if local_rank == 0 else "ERROR"
-    # diagnose off whatever LOGURU_DIAGNOSE says: it would print the failing document's text (docs/pii.md)
-    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level=level, format=fmt, diagnose=False)
+    # diagnose off whatever LOGURU_DIAGNOSE says: it would print the failing document's text (docs/pii.md);
+    # a callable format on the console: loguru then appends no "{exception}" (a string format always does)
+    logger.add(
+        sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level=level, format=lambda _record: fmt + "\n", diagnose=False
+    )
     logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG", format=fmt, diagnose=False)
     logger.info(f"Launching pipeline for {rank=}")
     return logfile

@@ -226,9 +226,11 @@ def _build_hf(source: SourceConfig, path: str) -> PipelineStep:
 
 
 def _check_hf_column(reader, text_key: str) -> None:
-    from datasets import DatasetDict, load_from_disk
+    from datasets import DatasetDict
 
-    loaded = load_from_disk(reader.dataset)
+    from pipeline.read.tabular import load_saved_dataset
+
+    loaded = load_saved_dataset(reader.dataset)
     if isinstance(loaded, DatasetDict):
         if reader.split not in loaded:
             available = ", ".join(loaded)

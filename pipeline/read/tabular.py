@@ -347,6 +347,21 @@ class ParquetReader(RowFileReader, DatatroveParquetReader):
                 index = group_end
 
 
+def load_saved_dataset(path: str):
+    """``datasets.load_from_disk(path)``; a cut or damaged file of it (an arrow file half written, a bad
+    ``state.json``) raises ``InputError`` naming the folder and the cause, instead of pyarrow's bare error."""
+    import pyarrow as pa
+    from datasets import load_from_disk
+
+    try:
+        return load_from_disk(path)
+    except (OSError, pa.ArrowException, ValueError) as error:
+        raise InputError(
+            f"{path}: a saved dataset that cannot be read, one of its files is cut or damaged "
+            f"({type(error).__name__}: {error}); save or copy it again, then rerun"
+        ) from None
+
+
 def hub_offline() -> bool:
     """Whether the Hugging Face hub may not be contacted (datasets reads these variables at import)."""
     flags = (os.environ.get("HF_DATASETS_OFFLINE", ""), os.environ.get("HF_HUB_OFFLINE", ""))
@@ -396,10 +411,10 @@ class HFDatasetReader(RowConverter, HuggingFaceDatasetReader):
 
     def load(self):
         """The selected split as a map-style ``datasets.Dataset``."""
-        from datasets import DatasetDict, load_dataset, load_from_disk
+        from datasets import DatasetDict, load_dataset
 
         if self.mode == "disk":
-            loaded = load_from_disk(self.dataset)
+            loaded = load_saved_dataset(self.dataset)
         elif self.mode == "files":
             loaded = load_dataset(self.builder, data_files=self.data_files, split=self.split, cache_dir=self.cache_dir)
         else:
