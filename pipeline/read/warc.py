@@ -15,6 +15,10 @@ So this reader
 - compares each payload it reads with the record's declared length (short → ``truncated_file``);
 - after the last record, checks that the file really ends there (gzip: the remaining members decompress to
   their end; plain WARC: nothing but whitespace follows the last record's declared end);
+- a record whose payload is shorter than its declared ``Content-Length`` while the file goes on (the length
+  lied, and fastwarc read the following records as its payload) is one ``corrupt_record``, and reading resumes
+  at the next record: the next gzip member, or the next ``WARC/1.`` after a blank line in a plain WARC
+  (``_after_lying_record``); at the end of the file it is ``truncated_file``;
 - on ``OSError`` emits one ``corrupt_record`` placeholder at the start of the bad region, seeks to the next
   gzip member (``1f 8b 08``) or ``WARC/1.`` line and starts a new iterator there; a file with no further record
   start ends with ``truncated_file`` (the bad region runs into the end of the input) or ``corrupt_record``.
@@ -118,6 +122,7 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
             # a record whose WARC-Type is missing/unknown is a damaged header -- or the last header, cut by the
             # end of the file; which one is known only once the tail is checked, so its placeholder waits
             pending: Document | None = None
+            resume: int | None = None  # where the record after one with a lying Content-Length starts
             try:
                 for record in ArchiveIterator(f, parse_http=False):
                     current = record.stream_pos
@@ -132,8 +137,13 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
                     with self.track_time():
                         doc, truncated = self._record(record, file)
                     if truncated:
-                        yield self._count(placeholder(self.source, file, current, "truncated_file", "payload cut"))
-                        return
+                        resume = self._after_lying_record(f, current, is_gz)
+                        if resume is None:
+                            yield self._count(placeholder(self.source, file, current, "truncated_file", "payload cut"))
+                            return
+                        detail = "the declared Content-Length runs past the record's end; read on from the next record"
+                        yield self._count(placeholder(self.source, file, current, "corrupt_record", detail))
+                        break
                     if doc is not None:
                         yield doc
                     in_bad_region = False
@@ -156,6 +166,9 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
                 if following is None:
                     return
                 pos, in_bad_region = following, True
+                continue
+            if resume is not None:
+                pos, in_bad_region = resume, False
                 continue
             problem = self._verify_tail(f, last_start, pos, is_gz, size)
             if pending is not None and problem != ("truncated_file", last_start):
@@ -301,9 +314,32 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
             return None
         return start + split + sep + int(match.group(1))
 
-    def _next_start(self, f: IO[bytes], offset: int, is_gz: bool) -> int | None:
-        """First offset ≥ ``offset`` that may start a record (gzip member magic or a ``WARC/1.`` line)."""
-        magic = GZIP_MAGIC if is_gz else WARC_MAGIC
+    def _after_lying_record(self, f: IO[bytes], start: int, is_gz: bool) -> int | None:
+        """Where the next record starts after the record at ``start`` whose payload came up short of its declared
+        ``Content-Length``: the record lied and the file goes on (``None``: nothing follows, the file was cut).
+
+        fastwarc read the short payload on through what follows: in a ``.warc.gz`` of one gzip member per record
+        (what crawlers write) the record's own member ends it, and the next member is the next record; in a plain
+        WARC the next record is the first ``WARC/1.`` after a blank line past the record's header. A ``.warc.gz``
+        that is one gzip stream cannot be entered in the middle, so there the lie still ends the file.
+        """
+        f.seek(start)
+        if is_gz:
+            if f.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
+                return None
+            end, status, _ = _member(f, start)
+            return self._next_start(f, end, is_gz) if status == "ok" else None
+        head = f.read(_HEADER_LIMIT)
+        split = head.find(b"\r\n\r\n")
+        if split < 0:
+            return None
+        found = self._next_start(f, start + split + 2, is_gz, b"\r\n\r\n" + WARC_MAGIC)
+        return None if found is None else found + 4
+
+    def _next_start(self, f: IO[bytes], offset: int, is_gz: bool, magic: bytes | None = None) -> int | None:
+        """First offset ≥ ``offset`` that may start a record (gzip member magic or a ``WARC/1.`` line), or of
+        ``magic`` when given."""
+        magic = magic or (GZIP_MAGIC if is_gz else WARC_MAGIC)
         f.seek(offset)
         carry = b""
         base = offset

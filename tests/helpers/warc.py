@@ -43,3 +43,27 @@ def write_warc(path, records, gzipped: bool = True) -> list[int]:
                 )
             writer.write_record(record)
     return offsets
+
+
+def write_lying_warc(path, records, liar: int, extra: int, gzipped: bool = True) -> None:
+    """``write_warc`` of ``records``, then record ``liar``'s ``Content-Length`` raised by ``extra`` bytes (its
+    payload unchanged): one record that lies about its length between honest ones. Gzipped, each record is its
+    own gzip member, as crawlers write them."""
+    import gzip
+    import re
+    from pathlib import Path
+
+    plain = Path(str(path) + ".plain")
+    offsets = write_warc(plain, records, gzipped=False)
+    data = plain.read_bytes()
+    plain.unlink()
+    parts = [data[start:end] for start, end in zip(offsets, [*offsets[1:], len(data)], strict=True)]
+    declared = re.search(rb"Content-Length: (\d+)", parts[liar])
+    assert declared is not None
+    parts[liar] = b"%s%d%s" % (
+        parts[liar][: declared.start(1)],
+        int(declared.group(1)) + extra,
+        parts[liar][declared.end(1) :],
+    )
+    with open(path, "wb") as handle:
+        handle.write(b"".join(gzip.compress(part) for part in parts) if gzipped else b"".join(parts))

@@ -11,7 +11,7 @@ import pytest
 from pipeline.config import ReaderOptions, SourceConfig
 from pipeline.read import InputError, build_reader, detect_kind, split_path
 from pipeline.read.warc import WarcReader
-from tests.helpers.warc import response, write_warc
+from tests.helpers.warc import response, write_lying_warc, write_warc
 
 # ---------------------------------------------------------------------------------------------- helpers
 
@@ -138,6 +138,20 @@ def test_corrupt_record_among_good_ones(tmp_path, gzipped):
     urls = [d.metadata["url"] for d in good(docs)]
     assert urls == [f"http://example.com/{i}" for i in (0, 1, 3, 4)]  # reading went on after the bad record
     assert errors(docs) == ["corrupt_record"]
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_lying_content_length_is_one_damaged_record_and_the_records_after_it_are_read(tmp_path, gzipped):
+    """Issue 19 item 4: a record declaring more bytes than the file holds no longer ends the file as
+    ``truncated_file``; it is one ``corrupt_record`` and the reader resynchronises on the next record."""
+    path = tmp_path / ("lie.warc.gz" if gzipped else "lie.warc")
+    records = [response(f"http://example.com/{i}", html_page(i)) for i in range(5)]
+    write_lying_warc(path, records, liar=2, extra=100_000, gzipped=gzipped)
+    reader = WarcReader(str(tmp_path), source="s")
+    docs = read_all(reader)
+    assert [d.metadata["url"] for d in good(docs)] == [f"http://example.com/{i}" for i in (0, 1, 3, 4)]
+    assert errors(docs) == ["corrupt_record"] and stat(reader, "corrupt_record") == 1
+    assert stat(reader, "truncated_file") == 0
 
 
 def test_undecodable_bytes_are_replaced_and_document_kept(tmp_path):
