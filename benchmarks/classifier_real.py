@@ -74,8 +74,8 @@ def mine(
 
     import yaml
 
-    from pipeline.classify.data import load_texts
-    from pipeline.classify.model import Hyperparameters, train_classifier
+    from pipeline.classifier.data import load_texts
+    from pipeline.classifier.train import Hyperparameters, train_classifier
     from pipeline.curate.build import curate_source
     from pipeline.progress import quiet_datatrove
     from pipeline.run import account_all, prepare_run_dir
@@ -103,7 +103,7 @@ def mine(
         pos = load_texts([folders["pos"]], name="positive")
         neg = load_texts([folders["neg"]], name="negative")
     model = os.path.join(tmp, "mine", "python.bin")
-    params = Hyperparameters(epoch=epoch, seed=seed, balance=balance)
+    params = Hyperparameters(recipe="dclm", epoch=epoch, seed=seed, balance=balance)
     card = train_classifier(pos.texts, neg.texts, model, label="python", params=params)
     if isinstance(threshold, str):  # a percentile of the held-out negatives: chosen blind, before the crawl is scored
         picked = threshold
@@ -191,8 +191,8 @@ def main() -> None:
     if not os.path.isdir(PYTHON_HTML) or not os.path.isdir(HANDBOOK):
         raise SystemExit("needs the packages python3-doc, debian-handbook and debian-reference-en (apt-get install)")
 
-    from pipeline.classify.data import load_texts
-    from pipeline.classify.model import Hyperparameters, train_classifier
+    from pipeline.classifier.data import load_texts
+    from pipeline.classifier.train import Hyperparameters, train_classifier
     from pipeline.progress import quiet_datatrove
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -212,7 +212,7 @@ def main() -> None:
         )
         for epoch in [int(e) for e in args.epochs.split(",")]:
             for balance in (True, False):
-                params = Hyperparameters(epoch=epoch, balance=balance, seed=args.seed)
+                params = Hyperparameters(recipe="dclm", epoch=epoch, balance=balance, seed=args.seed)
                 out = os.path.join(tmp, f"python-{epoch}-{balance}.bin")
                 card = train_classifier(positives.texts, negatives.texts, out, label="python", params=params)
                 held = card["heldout"]

@@ -25,8 +25,8 @@ def model(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
     """A fastText classifier trained on reference prose vs stdlib source: (path, held-out prose, held-out code)."""
     from pydoc_data.topics import topics
 
-    from pipeline.classify.data import flatten
-    from pipeline.classify.model import Hyperparameters, train_classifier
+    from pipeline.classifier.train import Hyperparameters, train_classifier
+    from pipeline.classify.scoring import flatten
     from tests.helpers.text import chunks
 
     names = sorted(topics)
@@ -44,6 +44,6 @@ def model(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
         [flatten(t) for t in train_neg],
         path,
         label="reference",
-        params=Hyperparameters(epoch=25, bucket=100_000),
+        params=Hyperparameters(epoch=25, lr=0.1, word_ngrams=2, bucket=100_000, calibration="none"),
     )
     return path, test_pos, test_neg

@@ -1,7 +1,6 @@
-"""Model-based curation: fastText classifiers trained from a team's own documents (``tokenmill classifier``).
+"""Classifier scoring, below curation: ``pipeline.classify.scoring`` loads a model and its ``MODEL.json`` and
+returns calibrated P(positive) for the ``classify`` and ``toxicity`` stages; ``pipeline.classify.top_percent`` is
+the classify stage's whole-run pass.
 
-* ``pipeline.classify.data``: documents of any path the readers accept, as flat text lines (with counted skips);
-* ``pipeline.classify.model``: DCLM's fastText recipe (train, score, held-out metrics, ``MODEL.json``).
-
-The ``classify`` and ``decontaminate`` stages live in ``pipeline.curate``.
+Training and evaluation (``tokenmill classifier train|eval``) are ``pipeline.classifier``, above curation.
 """

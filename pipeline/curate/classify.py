@@ -31,8 +31,10 @@ to the target source (``pipeline.curate.routing``, docs/classify.md).
 The stage runs after ``quality`` and before ``decontaminate`` and ``pii``, on the text the quality rules kept.
 
 A document is scored as ``tokenmill classifier train`` trained on it: newlines and runs of whitespace
-flattened to one space (``pipeline.classify.data.flatten``). Scoring is batched (``batch_size`` documents
-per fastText call). The positive label comes from the model's ``MODEL.json``, or ``label``.
+flattened to one space (``pipeline.classify.scoring.flatten``). Scoring is batched (``batch_size`` documents
+per fastText call). The positive label comes from the model's ``MODEL.json``, or ``label``. Scores are the
+calibrated P(positive) of ``pipeline.classify.scoring.Classifier`` (the calibration ``MODEL.json`` holds), so a
+``threshold`` reads against the card's ``heldout_thresholds``.
 
 Why not datatrove's ``FastTextClassifierFilter`` (the same fastText call underneath): its drops carry no
 score, where every drop here needs (rule, score); it writes every label's mean score at the top level of the
@@ -49,6 +51,7 @@ from datatrove.data import Document
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
+from pipeline.classify.scoring import Classifier, ClassifierError
 from pipeline.config_base import StrictModel
 
 MODES = ("annotate", "threshold", "top_percent", "pareto", "route")
@@ -130,13 +133,11 @@ class ClassifyStage(AccountedStep):
 
     def __init__(self, classifiers: list[ClassifierConfig], drops_dir: str | None = None):
         super().__init__(drops_dir)
-        from pipeline.classify.model import ClassifierError
-
         self.classifiers = ClassifyConfig(classifiers=list(classifiers)).classifiers
         for cfg in self.classifiers:  # before any rank starts: a wrong path is one clear error
             if not Path(cfg.model).is_file():
                 raise ClassifierError(f"{cfg.model}: classifier model not found (stages.classify, {cfg.name})")
-        self._models: list[tuple[ClassifierConfig, Any, str]] | None = None
+        self._models: list[tuple[ClassifierConfig, Classifier]] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -146,39 +147,28 @@ class ClassifyStage(AccountedStep):
     def setup(self) -> None:
         if self._models is not None:
             return
-        from pipeline.classify.model import load_model, model_labels
-
-        models = []
-        for cfg in self.classifiers:
-            model = load_model(cfg.model)
-            positive, _ = model_labels(model, cfg.model, cfg.label)
-            models.append((cfg, model, positive))
-        self._models = models
+        self._models = [(cfg, Classifier(cfg.model, cfg.label)) for cfg in self.classifiers]
 
     def scores(self, texts: list[str]) -> dict[str, list[float]]:
         """P(positive) of each classifier for each text (all classifiers, all texts: for benchmarks and eval)."""
-        from pipeline.classify.model import positive_scores
-
         self.setup()
         assert self._models is not None
         flat = [_flat(t) for t in texts]
-        return {cfg.name: positive_scores(model, flat, positive) for cfg, model, positive in self._models}
+        return {cfg.name: classifier.scores(flat) for cfg, classifier in self._models}
 
     def process(self, doc: Document) -> Drop | None:
         return self.process_batch([doc])[0]
 
     def process_batch(self, docs: list[Document]) -> list[Drop | None]:
-        from pipeline.classify.model import positive_scores
-
         self.setup()
         assert self._models is not None
         verdicts: list[Drop | None] = [None] * len(docs)
         alive = list(range(len(docs)))
         flat = {i: _flat(docs[i].text or "") for i in alive}
-        for cfg, model, positive in self._models:
+        for cfg, classifier in self._models:
             if not alive:
                 break
-            values = positive_scores(model, [flat[i] for i in alive], positive)
+            values = classifier.scores([flat[i] for i in alive])
             still = []
             for i, score in zip(alive, values, strict=True):
                 doc = docs[i]

@@ -48,6 +48,7 @@ from datatrove.data import Document
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
+from pipeline.classify.scoring import Classifier
 from pipeline.config_base import StrictModel
 from pipeline.read.common import InputError
 from pipeline.text import lid_units
@@ -192,16 +193,11 @@ class FastTextScorer:
     """A fastText classifier (e.g. from ``tokenmill classifier train``) whose positive label is "toxic"."""
 
     def __init__(self, path: str, label: str | None) -> None:
-        from pipeline.classify.model import load_model, model_labels
-
-        self.model = load_model(path)
-        self.positive, _ = model_labels(self.model, path, label)
+        self.classifier = Classifier(path, label)
 
     def scores(self, texts: list[str]) -> list[float]:
-        """P(positive) of each text (flattened as training flattened it), in one batched fastText call."""
-        from pipeline.classify.model import positive_scores
-
-        return positive_scores(self.model, [" ".join(t.split()) for t in texts], self.positive)
+        """Calibrated P(positive) of each text (flattened as training flattened it), in one batched fastText call."""
+        return self.classifier.scores([" ".join(t.split()) for t in texts])
 
     def score_units(self, texts: list[str], units: list[list[str]]) -> tuple[list[float], list[float]]:
         """``(document scores, paragraph scores)`` in one fastText call over every text and paragraph."""

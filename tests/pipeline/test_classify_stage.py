@@ -11,7 +11,7 @@ import pytest
 import yaml
 from datatrove.data import Document
 
-from pipeline.classify.model import ClassifierError
+from pipeline.classify.scoring import ClassifierError
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import build_stages
 from pipeline.curate.classify import ClassifierConfig, ClassifyStage

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.classify.data import flatten
-from pipeline.classify.model import Hyperparameters, train_classifier
+from pipeline.classifier.train import Hyperparameters, train_classifier
+from pipeline.classify.scoring import flatten
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import curate_source
 from pipeline.run import account_all, prepare_run_dir
@@ -42,7 +42,7 @@ def corpus(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
         [flatten(t) for t in code[::2]],
         path,
         label="reference",
-        params=Hyperparameters(epoch=25, bucket=100_000),
+        params=Hyperparameters(epoch=25, lr=0.1, word_ngrams=2, bucket=100_000, calibration="none"),
     )
     return path, prose[1::2], code[1::2]
 

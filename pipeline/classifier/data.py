@@ -12,7 +12,6 @@ crawl far larger than memory can serve as the negative class (``--negative-sampl
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -20,13 +19,13 @@ from pathlib import Path
 
 from datatrove.data import Document
 
-_SPACES = re.compile(r"\s+")
+from pipeline.classify.scoring import flatten
+from pipeline.config import SourceConfig
+from pipeline.curate.extract import ExtractStage
+from pipeline.layout import RunLayout
+from pipeline.read import InputError, build_reader
 
-
-def flatten(text: str) -> str:
-    """One document as one fastText line: newlines and runs of whitespace become one space (DCLM's
-    preprocessing; fastText reads one example per line and splits words on whitespace)."""
-    return _SPACES.sub(" ", text).strip()
+__all__ = ["Loaded", "flatten", "iter_documents", "load_texts"]
 
 
 @dataclass
@@ -49,8 +48,6 @@ class Loaded:
 
 def _run_dir_sources(path: Path) -> list[tuple[str, Path]] | None:
     """``[(source, folder of kept JSONL)]`` when ``path`` is a tokenmill run directory, else ``None``."""
-    from pipeline.layout import RunLayout
-
     layout = RunLayout.at(path)
     if not layout.is_run():
         return None
@@ -61,9 +58,6 @@ def _run_dir_sources(path: Path) -> list[tuple[str, Path]] | None:
 def iter_documents(path: str | Path, name: str = "input") -> Iterator[Document]:
     """Every record of ``path`` as the readers and the extract stage make it; placeholders and drops come out
     with ``metadata["skip"]`` set to ``stage/rule`` (they are counted, not used)."""
-    from pipeline.config import SourceConfig
-    from pipeline.read import InputError, build_reader
-
     path = Path(path)
     run_sources = _run_dir_sources(path)
     if run_sources is not None:
@@ -81,8 +75,6 @@ def iter_documents(path: str | Path, name: str = "input") -> Iterator[Document]:
 
 def _extracted(documents: Iterable[Document]) -> Iterator[Document]:
     """The extract stage's decisions on raw records (HTML → text, read errors, non-200 responses)."""
-    from pipeline.curate.extract import ExtractStage
-
     stage = ExtractStage()
     stage.setup()
     with stage.resources():
