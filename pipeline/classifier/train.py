@@ -80,6 +80,9 @@ class Splits:
     train: tuple[list[str], list[str]]
     validation: tuple[list[str], list[str]]
     heldout: tuple[list[str], list[str]]
+    #: the generator after the splits; it shuffles the training lines (so a run without a validation split
+    #: draws exactly what the trainer drew before the search existed)
+    rng: random.Random
 
 
 def split(texts: list[str], share: float, rng: random.Random) -> tuple[list[str], list[str]]:
@@ -126,7 +129,7 @@ def split_classes(positives: Sequence[str], negatives: Sequence[str], params: Hy
             )
     if not pos_rest or not neg_rest:
         raise ClassifierError("too few documents: a class has nothing left to train on after the held-out split")
-    return Splits((len(pos), len(neg)), (pos_rest, neg_rest), (pos_val, neg_val), (pos_held, neg_held))
+    return Splits((len(pos), len(neg)), (pos_rest, neg_rest), (pos_val, neg_val), (pos_held, neg_held), rng)
 
 
 def auto_bucket(train_tokens: int) -> int:
@@ -209,7 +212,7 @@ def train_classifier(
     pos_label, neg_label = labels_for(label)
     (pos_train, neg_train), (pos_val, neg_val), (pos_held, neg_held) = splits.train, splits.validation, splits.heldout
     lines = [f"{pos_label} {t}" for t in pos_train] + [f"{neg_label} {t}" for t in neg_train]
-    random.Random(params.seed).shuffle(lines)
+    splits.rng.shuffle(lines)
     train_tokens = sum(len(t.split()) for t in pos_train + neg_train)
     bucket = params.bucket if params.bucket is not None else auto_bucket(train_tokens)
     output = Path(output)
