@@ -20,7 +20,8 @@ from datatrove.data import Document, DocumentsPipeline
 
 from pipeline.atomic import write_json_atomic
 from pipeline.base import AccountedStep, Drop, PerSourceDropWriter, read_error_drop
-from pipeline.dedup.cluster import DedupStateError
+from pipeline.dedup.memory import record_peak
+from pipeline.dedup.store import DedupStateError
 
 STAGE = "dedup"
 
@@ -72,6 +73,7 @@ class DedupFilterStep(AccountedStep):
             )
         os.makedirs(self.counts_dir, exist_ok=True)
         write_json_atomic(os.path.join(self.counts_dir, f"{rank:05d}.json"), self._counts)
+        record_peak(os.path.dirname(self.counts_dir), "filter", rank)
 
     def process(self, doc: Document) -> Drop | None:
         source = str(doc.metadata.get("source") or "default")

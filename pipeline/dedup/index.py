@@ -28,24 +28,32 @@ way) and starts a new one from this run.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from pipeline.atomic import atomic_open, write_json_atomic
+from pipeline.dedup import store
 from pipeline.dedup.config import IndexConfig
+from pipeline.dedup.index_view import (
+    Chunk,
+    IndexView,
+    SegmentView,
+    segment_chunks,
+    sorted_runs,
+    write_segment,
+)
 from pipeline.errors import TokenmillError
 
 INDEX_FORMAT = "tokenmill-dedup-index"
 INDEX_VERSION = 1
 MANIFEST = "index.json"
+DERIVED_ROLES = ("bands", "exact_sorted")  # sorted runs rebuilt from sig/exact: checked by size only
 
 
 class DedupIndexError(TokenmillError, RuntimeError):
@@ -53,23 +61,6 @@ class DedupIndexError(TokenmillError, RuntimeError):
 
 
 REBUILD_HINT = "rerun with --rebuild-index (index.rebuild: true) to set it aside and start a new index"
-
-
-@dataclass
-class IndexEntries:
-    """Index entries a run is compared with: signatures (possibly memory-mapped), exact hashes, names."""
-
-    sigs: np.ndarray
-    exact: np.ndarray
-    describe_rows: Callable[[list[int]], list[dict[str, Any]]]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.exact)
-
-
-def _empty_entries(num_perm: int) -> IndexEntries:
-    return IndexEntries(np.empty((0, num_perm), np.uint32), np.empty((0, 2), np.uint64), lambda rows: [])
 
 
 def _file_digest(path: str) -> str:
@@ -89,19 +80,21 @@ def _safe_name(name: str) -> str:
 class DiskIndex:
     kind = "disk"
 
-    def __init__(self, path: str, fingerprint: dict, run_name: str, run_id: str | None = None):
+    def __init__(self, path: str, fingerprint: dict, run_name: str, run_id: str | None = None, verify: bool = True):
         self.path = os.path.abspath(path)
         self.fingerprint = fingerprint
         self.run_name = run_name
         self.run_id = run_id or run_name
         self.segments: list[dict] = []
-        self._load_manifest()
+        self._load_manifest(verify)
 
     @property
     def manifest_path(self) -> str:
         return os.path.join(self.path, MANIFEST)
 
-    def _load_manifest(self) -> None:
+    def _load_manifest(self, verify: bool = True) -> None:
+        """Read ``index.json``; with ``verify`` (once per run, when the run plans) also check every file's
+        checksum — the derived sorted files only by size, so a run reads each of them once, in the ranks."""
         if self._is_new():
             return  # a new index: created by the first ``add``
         if not os.path.isdir(self.path):
@@ -136,7 +129,9 @@ class DiskIndex:
                 file_path = os.path.join(self.path, "segments", info["name"])
                 if not os.path.exists(file_path):
                     raise DedupIndexError(f"{file_path}: index file ({role}) is missing; {REBUILD_HINT}")
-                if os.path.getsize(file_path) != info["bytes"] or _file_digest(file_path) != info["xxh64"]:
+                if os.path.getsize(file_path) != info["bytes"] or (
+                    verify and role not in DERIVED_ROLES and _file_digest(file_path) != info["xxh64"]
+                ):
                     raise DedupIndexError(
                         f"{file_path}: index file ({role}) is corrupt (size/checksum); {REBUILD_HINT}"
                     )
@@ -163,53 +158,51 @@ class DiskIndex:
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "entries": self.count(), "runs": self.runs()}
 
-    def entries(self, run_sigs: np.ndarray | None = None, run_exact: np.ndarray | None = None) -> IndexEntries:
-        """Every entry of earlier runs (signatures memory-mapped)."""
+    def view(self, stage_dir: str, bands: int, rows: int) -> IndexView:
+        """The entries of earlier runs as files (``index_view.py``); a segment without sorted runs for these
+        ``bands``/``rows`` (older index, other banding) is sorted once into ``<stage_dir>/index/``."""
         num_perm = int(self.fingerprint["num_perm"])
+        view = IndexView(num_perm, bands)
         # a run is not compared with its own earlier entries (a rerun or --restart of the same run replaces them)
-        parts = [s for s in self.segments if s["run"] != self.run_name and int(s["count"]) > 0]
-        if not parts:
-            return _empty_entries(num_perm)
-        sigs, exact, offsets = [], [], [0]
-        for segment in parts:
-            files = segment["files"]
+        for segment in self.segments:
+            if segment["run"] == self.run_name or int(segment["count"]) == 0:
+                continue
+            files = {role: os.path.join(self.path, "segments", info["name"]) for role, info in segment["files"].items()}
             try:
-                sig = np.load(os.path.join(self.path, "segments", files["sig"]["name"]), mmap_mode="r")
-                ex = np.load(os.path.join(self.path, "segments", files["exact"]["name"]))
+                header = store.npy_header_size(files["sig"])
             except (OSError, ValueError) as error:
                 raise DedupIndexError(
-                    f"{self.path}/segments: cannot load segment {segment['run']!r} ({error}); {REBUILD_HINT}"
+                    f"{files['sig']}: cannot load segment {segment['run']!r} ({error}); {REBUILD_HINT}"
                 ) from None
-            if sig.shape != (segment["count"], num_perm) or ex.shape != (segment["count"], 2):
-                raise DedupIndexError(
-                    f"{self.path}/segments: segment {segment['run']!r} has wrong shapes; {REBUILD_HINT}"
+            expected = header + int(segment["count"]) * num_perm * 4
+            if os.path.getsize(files["sig"]) != expected:
+                raise DedupIndexError(f"{files['sig']}: segment {segment['run']!r} has wrong shapes; {REBUILD_HINT}")
+            runs = segment.get("runs")
+            if "bands" not in files or segment.get("banding") != [bands, rows]:
+                folder = os.path.join(stage_dir, "index")
+                os.makedirs(folder, exist_ok=True)
+                stem = os.path.join(folder, _safe_name(segment["run"]) + f"-{len(view.segments)}")
+                files["bands"], files["exact_sorted"] = stem + ".bands.bin", stem + ".exact.bin"
+                with atomic_open(files["bands"], "wb") as b_out, atomic_open(files["exact_sorted"], "wb") as e_out:
+                    chunks = segment_chunks(files["sig"], files["exact"], int(segment["count"]), num_perm)
+                    runs = sorted_runs(chunks, bands, rows, b_out, e_out)
+            view.segments.append(
+                SegmentView(
+                    segment["run"],
+                    int(segment["count"]),
+                    view.total,
+                    files["sig"],
+                    files["meta"],
+                    files["bands"],
+                    runs,
+                    files["exact_sorted"],
+                    runs,
                 )
-            sigs.append(sig)
-            exact.append(ex)
-            offsets.append(offsets[-1] + int(segment["count"]))
-        # several segments are read through one virtual array without copying them into RAM
-        all_sigs = sigs[0] if len(sigs) == 1 else _StackedRows(sigs, offsets)
+            )
+        return view
 
-        def describe_rows(rows: list[int]) -> list[dict[str, Any]]:
-            wanted: dict[int, list[int]] = {}
-            for position, row in enumerate(rows):
-                seg = int(np.searchsorted(offsets, row, side="right") - 1)
-                wanted.setdefault(seg, []).append(position)
-            out: list[dict[str, Any]] = [{} for _ in rows]
-            for seg, positions in wanted.items():
-                local = {rows[p] - offsets[seg]: p for p in positions}
-                meta_path = os.path.join(self.path, "segments", parts[seg]["files"]["meta"]["name"])
-                with gzip.open(meta_path, "rt", encoding="utf-8") as handle:
-                    for line_no, line in enumerate(handle):
-                        if line_no in local:
-                            run, source, doc_id, url = json.loads(line)
-                            out[local[line_no]] = {"run": run, "source": source, "id": doc_id, "url": url}
-            return out
-
-        return IndexEntries(all_sigs, np.concatenate(exact), describe_rows)
-
-    def add(self, sigs: np.ndarray, exact: np.ndarray, metas: list[tuple[str, str, str | None]]) -> int:
-        """Add this run's kept documents as one segment.
+    def add(self, count: int, chunks: Iterator[Chunk], bands: int, rows: int) -> int:
+        """Add this run's kept documents as one segment, streamed from ``chunks`` (one chunk in memory).
 
         The same run (same ``run_id``: a resumed run) is not added twice; an earlier run of the same name (a
         restarted run) is replaced by this one.
@@ -228,32 +221,28 @@ class DiskIndex:
             os.write(fd, str(os.getpid()).encode())
             os.close(fd)
             if os.path.exists(self.manifest_path):
-                self._load_manifest()  # another run may have added a segment since this one opened the index
+                self._load_manifest(verify=False)  # another run may have added a segment since this one opened it
             if self.run_id in self.run_ids():
                 return 0
             taken = {s["files"]["sig"]["name"].split(".")[0] for s in self.segments}
             stem = _safe_name(self.run_name)
             while stem in taken:
                 stem += "_"
-            files = {}
-            for role, suffix, writer in (
-                ("sig", ".sig.npy", lambda p: np.save(p, np.ascontiguousarray(sigs, dtype=np.uint32))),
-                ("exact", ".exact.npy", lambda p: np.save(p, np.ascontiguousarray(exact, dtype=np.uint64))),
-                ("meta", ".meta.jsonl.gz", lambda p: _write_meta(p, self.run_name, metas)),
-            ):
-                name = stem + suffix
-                final = os.path.join(self.path, "segments", name)
-                with atomic_open(final, "wb") as handle:
-                    writer(handle)
-                files[role] = {"name": name, "bytes": os.path.getsize(final), "xxh64": _file_digest(final)}
+            paths, runs = write_segment(os.path.join(self.path, "segments"), stem, count, chunks, bands, rows)
+            files = {
+                role: {"name": os.path.basename(path), "bytes": os.path.getsize(path), "xxh64": _file_digest(path)}
+                for role, path in paths.items()
+            }
             replaced = [seg for seg in self.segments if seg["run"] == self.run_name]
             self.segments = [seg for seg in self.segments if seg["run"] != self.run_name]
             self.segments.append(
                 {
                     "run": self.run_name,
                     "run_id": self.run_id,
-                    "count": len(metas),
+                    "count": count,
                     "files": files,
+                    "banding": [bands, rows],
+                    "runs": runs,
                     "added": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 }
             )
@@ -268,7 +257,7 @@ class DiskIndex:
                 for info in seg["files"].values():
                     with contextlib.suppress(FileNotFoundError):
                         os.remove(os.path.join(self.path, "segments", info["name"]))
-            return len(metas)
+            return count
         finally:
             if os.path.exists(lock):
                 os.remove(lock)
@@ -282,36 +271,6 @@ class DiskIndex:
         target = f"{path}.broken-{time.strftime('%Y%m%dT%H%M%S')}"
         os.replace(path, target)
         return target
-
-
-def _write_meta(handle, run_name: str, metas: list[tuple[str, str, str | None]]) -> None:
-    with gzip.open(handle, "wt", encoding="utf-8", compresslevel=3) as out:
-        for source, doc_id, url in metas:
-            out.write(json.dumps([run_name, source, doc_id, url], ensure_ascii=False) + "\n")
-
-
-class _StackedRows:
-    """Row access across several memory-mapped arrays, as if concatenated (only what clustering uses)."""
-
-    def __init__(self, parts: list[np.ndarray], offsets: list[int]):
-        self.parts, self.offsets = parts, np.asarray(offsets)
-        self.shape = (int(offsets[-1]), parts[0].shape[1])
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __getitem__(self, key):
-        if isinstance(key, tuple):  # [:, a:b] column slices, used for band keys
-            rows, cols = key
-            assert rows == slice(None)
-            return np.concatenate([p[:, cols] for p in self.parts])
-        rows = np.asarray(key)
-        seg = np.searchsorted(self.offsets, rows, side="right") - 1
-        out = np.empty((len(rows), self.shape[1]), np.uint32)
-        for s in np.unique(seg):
-            mask = seg == s
-            out[mask] = self.parts[s][rows[mask] - self.offsets[s]]
-        return out
 
 
 class RedisIndex:
@@ -380,47 +339,69 @@ class RedisIndex:
         part = np.ascontiguousarray(sigs[:, band * self.rows : (band + 1) * self.rows]).byteswap()
         return [bytes(row.data) for row in part]
 
-    def entries(self, run_sigs: np.ndarray, run_exact: np.ndarray, batch: int = 20_000) -> IndexEntries:
-        """Only the entries sharing a band or the exact hash with one of ``run_sigs`` / ``run_exact``."""
+    def view(self, stage_dir: str, bands: int, rows: int, signatures, batch: int = 20_000) -> IndexView:
+        """A local snapshot of the entries sharing a band or the exact hash with one of the run's documents
+        (``signatures``: the run's ``SignatureSet``, read one chunk at a time), as one segment."""
+        from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
+
         keys: set[bytes] = set()
-        for start in range(0, len(run_exact), batch):
-            fields = [_exact_field(e) for e in run_exact[start : start + batch]]
-            keys.update(k for k in self.client.hmget(f"{self.base}:exact", fields) if k is not None)
-        for start in range(0, len(run_sigs), batch):
-            chunk = run_sigs[start : start + batch]
-            for band in range(self.bands):
-                for bucket in self.lsh.hashtables[band].getmany(*self._band_keys(chunk, band)):
-                    keys.update(bucket)
+        for rank, count in enumerate(signatures.counts):
+            for start in range(0, count, batch):
+                rows_ = np.arange(start, min(count, start + batch)) + signatures.offsets[rank]
+                cols = signatures.cols(rows_)
+                eligible = (cols["kind"] == KIND_NORMAL) | (cols["kind"] == KIND_SHORT)
+                fields = [_exact_field(e) for e in zip(cols["hi"][eligible], cols["lo"][eligible], strict=True)]
+                if fields:
+                    keys.update(k for k in self.client.hmget(f"{self.base}:exact", fields) if k is not None)
+                normal = rows_[cols["kind"] == KIND_NORMAL]
+                if len(normal):
+                    chunk = signatures.sigs(normal)
+                    for band in range(self.bands):
+                        for bucket in self.lsh.hashtables[band].getmany(*self._band_keys(chunk, band)):
+                            keys.update(bucket)
         keys_list = sorted(keys)
         num_perm = int(self.fingerprint["num_perm"])
-        if not keys_list:
-            return _empty_entries(num_perm)
-        sig_rows, metas = [], []
-        for start in range(0, len(keys_list), batch):
+        kept: list[bytes] = []
+        for start in range(0, len(keys_list), batch):  # names first: drop this run's own entries, find gaps
             part = keys_list[start : start + batch]
-            sig_rows.extend(self.client.hmget(f"{self.base}:sig", part))
-            metas.extend(self.client.hmget(f"{self.base}:meta", part))
-        keep = []
-        for i, (sig, meta) in enumerate(zip(sig_rows, metas, strict=True)):
-            if sig is None or meta is None:
-                raise DedupIndexError(
-                    f"redis {self._where()} index {self.base!r}: entry {keys_list[i]!r} has no "
-                    f"signature or name (partial write?); {REBUILD_HINT}"
-                )
-            if json.loads(meta)[0] != self.run_name:  # never compared with its own (earlier) entries
-                keep.append(i)
-        sigs = np.frombuffer(b"".join(sig_rows[i] for i in keep), dtype="<u4").reshape(len(keep), num_perm)
-        decoded = [json.loads(metas[i]) for i in keep]
-        exact = np.array([[int(m[4], 16), int(m[5], 16)] for m in decoded], dtype=np.uint64).reshape(len(keep), 2)
+            for key, meta in zip(part, self.client.hmget(f"{self.base}:meta", part), strict=True):
+                if meta is None:
+                    raise DedupIndexError(
+                        f"redis {self._where()} index {self.base!r}: entry {key!r} has no name (partial write?); "
+                        f"{REBUILD_HINT}"
+                    )
+                if json.loads(meta)[0] != self.run_name:  # never compared with its own (earlier) entries
+                    kept.append(key)
+        view = IndexView(num_perm, bands)
+        if not kept:
+            return view
 
-        def describe_rows(rows: list[int]) -> list[dict[str, Any]]:
-            return [dict(zip(("run", "source", "id", "url"), decoded[r][:4], strict=True)) for r in rows]
+        def chunks() -> Iterator[Chunk]:
+            for start in range(0, len(kept), batch):
+                part = kept[start : start + batch]
+                sig_rows = self.client.hmget(f"{self.base}:sig", part)
+                metas = [json.loads(m) for m in self.client.hmget(f"{self.base}:meta", part)]
+                if any(sig is None for sig in sig_rows):
+                    raise DedupIndexError(
+                        f"redis {self._where()} index {self.base!r}: an entry has no signature (partial write?); "
+                        f"{REBUILD_HINT}"
+                    )
+                sigs = np.frombuffer(b"".join(sig_rows), dtype="<u4").reshape(len(part), num_perm)
+                exact = np.array([[int(m[4], 16), int(m[5], 16)] for m in metas], dtype=np.uint64).reshape(-1, 2)
+                yield sigs, exact, [tuple(m[:4]) for m in metas]
 
-        return IndexEntries(sigs, exact, describe_rows, extra={"fetched": len(keep)})
+        folder = os.path.join(stage_dir, "index")
+        os.makedirs(folder, exist_ok=True)
+        paths, runs = write_segment(folder, "redis-snapshot", len(kept), chunks(), bands, rows)
+        view.segments.append(
+            SegmentView(
+                "redis", len(kept), 0, paths["sig"], paths["meta"], paths["bands"], runs, paths["exact_sorted"], runs
+            )
+        )
+        return view
 
-    def add(
-        self, sigs: np.ndarray, exact: np.ndarray, metas: list[tuple[str, str, str | None]], batch: int = 10_000
-    ) -> int:
+    def add(self, count: int, chunks: Iterator[Chunk], bands: int, rows: int, batch: int = 10_000) -> int:
+        """Add this run's kept documents, streamed from ``chunks`` (``bands``/``rows``: the LSH's own)."""
         from datasketch import LeanMinHash
 
         if self.client.sismember(f"{self.base}:runs", self.run_id):
@@ -431,17 +412,17 @@ class RedisIndex:
             self._remove_run(earlier.decode())
         seed = int(self.fingerprint["seed"])
         prefix = _safe_name(self.run_id).encode()
+        i = 0
         with self.lsh.insertion_session(buffer_size=batch) as session:
-            for start in range(0, len(metas), batch):
+            for sigs, exact, metas in chunks:
                 pipe = self.client.pipeline(transaction=False)
-                for i in range(start, min(start + batch, len(metas))):
+                for sig, (hi, lo), (_, source, doc_id, url) in zip(sigs, exact.tolist(), metas, strict=True):
                     key = prefix + b"/" + str(i).encode()
-                    sig = np.ascontiguousarray(sigs[i], dtype=np.uint32)
+                    i += 1
+                    sig = np.ascontiguousarray(sig, dtype=np.uint32)
                     session.insert(
                         key, LeanMinHash(seed=seed, hashvalues=sig, scheme="affine32"), check_duplication=False
                     )
-                    source, doc_id, url = metas[i]
-                    hi, lo = int(exact[i][0]), int(exact[i][1])
                     pipe.hset(f"{self.base}:sig", key, sig.astype("<u4").tobytes())
                     pipe.hset(
                         f"{self.base}:meta",
@@ -452,7 +433,7 @@ class RedisIndex:
                 pipe.execute()
         self.client.sadd(f"{self.base}:runs", self.run_id)
         self.client.hset(f"{self.base}:run_names", self.run_name, self.run_id)
-        return len(metas)
+        return i
 
     def _remove_run(self, run_id: str, batch: int = 10_000) -> None:
         prefix = _safe_name(run_id).encode() + b"/"
@@ -530,6 +511,7 @@ def open_index(
     rows: int,
     allow_rebuild: bool = True,
     run_id: str | None = None,
+    verify: bool = True,
 ) -> tuple[DiskIndex | RedisIndex, str | None]:
     """Open (and, with ``rebuild``, first set aside) the configured index; returns it and where the old one went."""
     moved = None
@@ -542,4 +524,4 @@ def open_index(
         return RedisIndex(config.redis, fingerprint, run_name, bands, rows, run_id), moved
     if config.rebuild and allow_rebuild:
         moved = DiskIndex.set_aside(config.path)
-    return DiskIndex(config.path, fingerprint, run_name, run_id), moved
+    return DiskIndex(config.path, fingerprint, run_name, run_id, verify=verify), moved

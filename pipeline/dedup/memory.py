@@ -1,66 +1,70 @@
-"""Memory accounting: bytes per document of each dedup step, and the bound of the clustering step.
+"""Memory accounting: what each dedup process holds, and the peak RSS every rank records.
 
-The figures are what the code allocates (array dtypes), not guesses; ``benchmarks/dedup_bench.py`` compares
-the bound with the measured allocation peak of the clustering step (tracemalloc, which sees numpy's buffers).
-A user can compute the bound before a run:
+No process holds per-document state for the whole corpus; each step's memory is a fixed part (the
+interpreter, numpy, datatrove: ~100–130 MB RSS measured) plus what it works on:
 
-    signatures (per rank)   27 B per document (exact hash 16, length 8, kind 1, source 2)
-                            + ~30 B per character of the largest document (transient)
-    clustering (one task)   N × (4·num_perm + 120 + id_bytes)   the run's N documents
-                            + D × 700                            D documents dropped or surviving a cluster
-                            + M × 80                             M index entries (signatures memory-mapped)
-                            + C × 40                             C candidate pairs
-                            + 2 × 8192 × 5·num_perm + 8 MiB      verification batch and working space
+    signatures (per rank)   one chunk: CHUNK × (4·num_perm + 60) B (18 MiB at 128) + the largest document
+                            (~30 B per character, transient)
+    exact, buckets (ranks)  one unit: ≤ UNIT_RECORDS records × ~80 B (≤ 40 MiB), whatever the corpus size,
+                            + the exact units' output (copies and index-matched heads, 16 B each)
+    clustering (one task)   pairs only: C × 40 (C candidate pairs) + D × 120 (D documents dropped or
+                            surviving a cluster, and the graph's nodes) + a verification batch of
+                            2 × 8192 signatures
     filter (per rank)       ~700 B per decision of the rank (dropped or cluster survivors), nothing per kept doc
+    index update            one chunk, streamed into the segment files
 
-``id_bytes`` is the size of a Python ``str`` holding the id: 49 + its length for ASCII ids (plus 8 for the
-list slot, counted in the 120).
+so the largest process grows with the duplicates, not with the documents. Every rank writes its peak RSS
+to ``<stage>/memory/<step>-<rank>.json`` (``record_peak``); the report prints the largest per step, and
+``benchmarks/dedup_bench.py --scale N`` measures the whole process tree (``RUSAGE_CHILDREN``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import resource
 import sys
 
-SIGNATURE_BYTES_PER_DOC = 27
-SIGNATURE_BYTES_PER_CHAR = 30
-CLUSTER_FIXED_BYTES_PER_DOC = 120
-DECISION_BYTES = 700
-INDEX_ENTRY_BYTES = 80
 PAIR_BYTES = 40
+DECISION_BYTES = 120
 VERIFY_PAIRS = 8192
-WORKING_BYTES = 8 << 20
+DECISION_ROW_BYTES = 700  # a filter rank's decision row (a Python dict)
 
 
-def ids_bytes(ids: list[str]) -> int:
-    """Bytes held by the id strings themselves."""
-    return int(sum(sys.getsizeof(i) for i in ids))
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
-def cluster_bound(
-    n_docs: int,
-    num_perm: int,
-    id_bytes_per_doc: float,
-    n_index: int = 0,
-    n_pairs: int = 0,
-    n_decisions: int | None = None,
-) -> int:
-    """Upper estimate of the clustering step's memory in bytes (see module docstring)."""
-    decisions = n_docs if n_decisions is None else n_decisions
-    return int(
-        n_docs * (4 * num_perm + CLUSTER_FIXED_BYTES_PER_DOC + id_bytes_per_doc)
-        + decisions * DECISION_BYTES
-        + n_index * INDEX_ENTRY_BYTES
-        + n_pairs * PAIR_BYTES
-        + 2 * VERIFY_PAIRS * 5 * num_perm
-        + WORKING_BYTES
-    )
+def record_peak(stage_dir: str, step: str, rank: int) -> None:
+    """Write this process's peak RSS for one rank of one step (the report and the benchmark read them)."""
+    folder = os.path.join(stage_dir, "memory")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{step}-{rank:05d}.json"), "w", encoding="utf-8") as handle:
+        json.dump({"step": step, "rank": rank, "peak_rss_bytes": peak_rss()}, handle)
+
+
+def peaks(stage_dir: str) -> dict[str, int]:
+    """Largest recorded peak RSS per step."""
+    out: dict[str, int] = {}
+    folder = os.path.join(stage_dir, "memory")
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            record = json.load(handle)
+        out[record["step"]] = max(out.get(record["step"], 0), int(record["peak_rss_bytes"]))
+    return out
+
+
+def cluster_bound(n_pairs: int, n_decisions: int, num_perm: int) -> int:
+    """What the clustering task allocates beyond the interpreter (see module docstring)."""
+    return int(n_pairs * PAIR_BYTES + n_decisions * DECISION_BYTES + 2 * VERIFY_PAIRS * 4 * num_perm)
 
 
 def formula(num_perm: int) -> str:
     """The clustering bound as the report prints it, for this signature length."""
-    constant = (2 * VERIFY_PAIRS * 5 * num_perm + WORKING_BYTES) / 2**20
+    constant = 2 * VERIFY_PAIRS * 4 * num_perm / 2**20
     return (
-        f"N × ({4 * num_perm} + {CLUSTER_FIXED_BYTES_PER_DOC} + id_bytes) + D × {DECISION_BYTES} "
-        f"+ M × {INDEX_ENTRY_BYTES} + C × {PAIR_BYTES} + {constant:.0f} MiB (N documents, D dropped or cluster "
-        f"survivors, M index entries, C candidate pairs)"
+        f"C × {PAIR_BYTES} + D × {DECISION_BYTES} + {constant:.0f} MiB beyond the interpreter (C candidate pairs, "
+        f"D dropped or cluster survivors); nothing per document"
     )

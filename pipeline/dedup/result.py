@@ -133,12 +133,13 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
                 )
     mem = result.memory
     if mem:
-        per_doc = mem.get("bytes_per_doc", {})
+        peaks = mem.get("peak_rss_bytes", {})
         lines += [
             "",
-            f"Memory: signatures {per_doc.get('signatures', 0):.0f} B/document per rank; clustering bound "
-            f"{_mib(mem.get('cluster_bound_bytes'))} ({mem.get('formula', '')}), measured peak RSS "
-            f"{_mib(mem.get('cluster_peak_rss_bytes'))}; filter {per_doc.get('filter', 0):.0f} B/document.",
+            "Memory (largest peak RSS of one process, per step): "
+            + ", ".join(f"{step} {_mib(value)}" for step, value in peaks.items())
+            + f"; clustering read {mem.get('cluster_pairs', 0):,} candidate pairs over {mem.get('cluster_nodes', 0):,} "
+            f"documents and entries, bound {_mib(mem.get('cluster_bound_bytes'))} ({mem.get('formula', '')}).",
         ]
     if result.seconds:
         lines.append("Time: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()) + ".")

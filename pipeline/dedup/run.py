@@ -1,4 +1,5 @@
-"""Running dedup: signatures (parallel ranks) → clustering (one task) → filter (parallel ranks) → index update.
+"""Running dedup: signatures → exact groups → LSH buckets (parallel ranks) → clustering over the pairs (one
+task) → filter (parallel ranks) → index update (streamed).
 
 Everything goes through files under ``<out>/stages/dedup/`` and datatrove completions under
 ``<out>/stages/dedup/logs/<step>/``, so a rerun resumes: finished ranks and steps are skipped, a killed rank
@@ -24,18 +25,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import balance_problem
 from pipeline.atomic import write_json_atomic
 from pipeline.dedup import memory
+from pipeline.dedup.buckets import DedupBucketStep, DedupExactStep
 from pipeline.dedup.cluster import DedupStateError, run_clustering
 from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.filter import DedupFilterStep
+from pipeline.dedup.filter import DedupFilterStep, load_decisions
 from pipeline.dedup.index import open_index
+from pipeline.dedup.index_view import IndexView
 from pipeline.dedup.io import DedupInput
+from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.result import DedupResult, SourceCounts
-from pipeline.dedup.signatures import DedupSignatureStep, rank_paths
+from pipeline.dedup.signatures import DedupSignatureStep, SignatureSet
 from pipeline.read.common import source_name_for
 
 ExecutorFactory = Callable[[list, str, int], Any]
@@ -246,37 +251,56 @@ class DedupClusterStep(PipelineStep):
         self.plan, self.config, self.source_priority = plan, config, dict(source_priority)
 
     def run(self, data=None, rank: int = 0, world_size: int = 1):
-
-        index = None
-        if self.config.index is not None:
-            index, _ = open_index(
-                self.config.index,
-                self.config.signature_fingerprint(),
-                self.plan.run_name,
-                self.config.bands,
-                self.config.rows,
-                allow_rebuild=False,
-                run_id=self.plan.run_id,
-            )
         with self.track_time():
             summary = run_clustering(
-                self.plan.path("signatures"),
-                self.plan.path("clusters"),
-                self.plan.tasks,
-                self.config,
-                self.source_priority,
-                index,
+                self.plan.stage_dir, self.plan.path("clusters"), self.plan.tasks, self.config, self.source_priority
             )
+        memory.record_peak(self.plan.stage_dir, "cluster", rank)
         self.stat_update("documents", value=summary["documents"])
         return
         yield  # a generator, like every datatrove step (never reached)
 
 
+def prepare_index_view(plan: DedupPlan, config: DedupConfig) -> IndexView:
+    """What this run compares with, fixed once (``index_view.json``): a resumed run sees the same entries."""
+    path = plan.path("index_view.json")
+    if os.path.exists(path):
+        return IndexView.load(path)
+    view = IndexView(config.num_perm, config.bands)
+    if config.index is not None:
+        index, _ = open_index(
+            config.index,
+            config.signature_fingerprint(),
+            plan.run_name,
+            config.bands,
+            config.rows,
+            allow_rebuild=False,
+            run_id=plan.run_id,
+            verify=False,  # checked when the run was planned
+        )
+        if index.kind == "redis":
+            view = index.view(
+                plan.stage_dir, config.bands, config.rows, SignatureSet(plan.path("signatures"), plan.tasks, config)
+            )
+        else:
+            view = index.view(plan.stage_dir, config.bands, config.rows)
+    view.save(path)
+    return view
+
+
 def dedup_cluster(
     plan: DedupPlan, config: DedupConfig, source_priority: dict[str, int], executor_factory: ExecutorFactory
 ) -> None:
+    """Exact groups and LSH buckets in ``plan.tasks`` ranks (``buckets.py``), then the pairs-only clustering."""
     if not plan.source.readers(plan.stage_dir):
         return
+    started = time.perf_counter()
+    prepare_index_view(plan, config)
+    _record_time(plan, "index_view", time.perf_counter() - started)
+    for step_cls, step in ((DedupExactStep, "exact"), (DedupBucketStep, "buckets")):
+        pipeline = [step_cls(plan.stage_dir, plan.tasks, config, source_priority)]
+        seconds = _run(executor_factory, pipeline, plan.path("logs", step), plan.tasks, step)
+        _record_time(plan, step, seconds)
     step = DedupClusterStep(plan, config, source_priority)
     seconds = _run(executor_factory, [step], plan.path("logs", "cluster"), 1, "clustering")
     _record_time(plan, "cluster", seconds)
@@ -299,33 +323,38 @@ def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
     _record_time(plan, "filter", seconds)
 
 
-def _kept_entries(plan: DedupPlan, config: DedupConfig):
-    """Signatures, exact hashes and names of this run's kept documents (for the index)."""
-    import numpy as np
-
-    keep = np.load(plan.path("clusters", "keep.npy"))
-    sigs, exact, metas = [], [], []
-    offset = 0
+def _kept_count(plan: DedupPlan, signatures: SignatureSet) -> int:
+    """Documents this run keeps that an index learns from (normal and short), counted without reading rows."""
+    total = sum(counts[0] + counts[1] for counts in signatures.kind_counts().values())
     for rank in range(plan.tasks):
-        paths = rank_paths(plan.path("signatures"), rank)
-        with open(paths[".json"], encoding="utf-8") as handle:
-            count = json.load(handle)["count"]
-        mask = keep[offset : offset + count]
-        offset += count
-        if not mask.any():
-            continue
-        raw = np.fromfile(paths[".sig"], dtype="<u4").reshape(count, config.num_perm)
-        sigs.append(raw[mask])
-        with np.load(paths[".cols.npz"]) as cols:
-            exact.append(cols["exact"][mask])
-        with gzip.open(paths[".docs.jsonl.gz"], "rt", encoding="utf-8") as handle:
-            for position, line in enumerate(handle):
-                if mask[position]:
-                    doc_id, source, url, _ = json.loads(line)
-                    metas.append((source, doc_id, url))
-    if not sigs:
-        return np.empty((0, config.num_perm), np.uint32), np.empty((0, 2), np.uint64), []
-    return np.concatenate(sigs), np.concatenate(exact), metas
+        for decision in load_decisions(plan.path("clusters", "decisions"), rank).values():
+            total -= decision["action"] == "drop"
+    return total
+
+
+def _kept_chunks(plan: DedupPlan, signatures: SignatureSet):
+    """This run's kept documents for the index as (signatures, exact, names) chunks, rank by rank: one chunk
+    of rows in memory (the index update streams; before, it held ~1.3 KB per kept document)."""
+    from pipeline.dedup import store
+
+    for rank in range(plan.tasks):
+        paths = signatures.paths(rank)
+        decisions = load_decisions(plan.path("clusters", "decisions"), rank)
+        dropped = np.array(sorted(p for p, d in decisions.items() if d["action"] == "drop"), dtype=np.int64)
+        del decisions
+        count = signatures.counts[rank]
+        with gzip.open(paths[".docs.jsonl.gz"], "rt", encoding="utf-8") as docs:
+            for start in range(0, count, store.CHUNK):
+                pos = np.arange(start, min(count, start + store.CHUNK))
+                cols = store.read_rows(paths[".cols"], store.COLS, pos)
+                keep = (cols["kind"] == KIND_NORMAL) | (cols["kind"] == KIND_SHORT)
+                keep &= ~np.isin(pos, dropped)
+                names = [json.loads(next(docs)) for _ in range(len(pos))]
+                rows = pos[keep]
+                sigs = store.read_rows(paths[".sig"], np.dtype("<u4"), rows, width=signatures.num_perm)
+                exact = np.stack([cols["hi"][keep], cols["lo"][keep]], axis=1).astype(np.uint64)
+                metas = [(plan.run_name, names[p][1], names[p][0], names[p][2]) for p in (rows - start).tolist()]
+                yield sigs, exact, metas
 
 
 def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
@@ -355,7 +384,7 @@ def dedup_finish(plan: DedupPlan, config: DedupConfig) -> DedupResult:
     if index_info is not None:
         index_info.update({k: summary["index"][k] for k in ("entries_compared", "matched_exact", "matched_near")})
         result.index = index_info  # pydantic copied the dict at construction
-    result.memory = _memory_record(summary["memory"], result, config)
+    result.memory = _memory_record(plan, summary["memory"], result, config)
     timings_path = plan.path("timings.json")
     if os.path.exists(timings_path):
         with open(timings_path, encoding="utf-8") as handle:
@@ -388,9 +417,14 @@ def _update_index(plan: DedupPlan, config: DedupConfig, has_input: bool) -> dict
             config.rows,
             allow_rebuild=False,
             run_id=plan.run_id,
+            verify=False,  # checked when the run was planned
         )
-        sigs, exact, metas = _kept_entries(plan, config)
-        added = index.add(sigs, exact, metas)
+        signatures = SignatureSet(plan.path("signatures"), plan.tasks, config)
+        count = _kept_count(plan, signatures)
+        chunks = _kept_chunks(plan, signatures)
+        if count == 0:
+            chunks = iter([(np.empty((0, config.num_perm), np.uint32), np.empty((0, 2), np.uint64), [])])
+        added = index.add(count, chunks, config.bands, config.rows)
         with open(marker, "w", encoding="utf-8") as handle:
             json.dump({"added": added}, handle)
         index_info["entries_added"] = added
@@ -442,18 +476,15 @@ def _account_sources(plan: DedupPlan, result: DedupResult, signed: dict[str, dic
             result.problems.append(f"{source}: unreadable documents not all dropped")
 
 
-def _memory_record(mem: dict[str, Any], result: DedupResult, config: DedupConfig) -> dict[str, Any]:
-    """The memory part of the result: measured cluster bounds and the per-document formula."""
+def _memory_record(plan: DedupPlan, mem: dict[str, Any], result: DedupResult, config: DedupConfig) -> dict[str, Any]:
+    """The memory part of the result: each step's largest recorded peak RSS, and the clustering bound."""
     duplicate_share = result.dropped / max(result.documents, 1)
     return {
-        "bytes_per_doc": {
-            "signatures": memory.SIGNATURE_BYTES_PER_DOC,
-            "cluster": round(mem["bound_bytes"] / max(result.documents, 1), 1),
-            "filter": round(duplicate_share * memory.DECISION_BYTES, 1),
-        },
+        "peak_rss_bytes": memory.peaks(plan.stage_dir),
+        "bytes_per_doc": {"filter": round(duplicate_share * memory.DECISION_ROW_BYTES, 1)},
         "cluster_bound_bytes": mem["bound_bytes"],
-        "cluster_array_bytes": mem["array_bytes"],
-        "cluster_id_bytes": mem["id_bytes"],
+        "cluster_pairs": mem["pairs_read"],
+        "cluster_nodes": mem["nodes"],
         "cluster_peak_rss_bytes": mem["peak_rss_bytes"],
         "formula": memory.formula(config.num_perm),
     }
