@@ -20,6 +20,7 @@ Printed, on the same corpus in the same run:
   * datatrove 0.10's ``MinhashDedupSignature/Buckets/Cluster/Filter`` with ``MinhashConfig()`` defaults.
 
 Run:  python benchmarks/dedup_bench.py [--docs 20000] [--out /tmp/tokenmill-dedup-bench] [--skip-datatrove] 2>/dev/null
+      python benchmarks/dedup_bench.py --scale 1000000 [--ranks 4 --workers 2 --compare-ranks 1,2]  (dedup_scale.py)
 (datatrove logs every rank to stderr; the results go to stdout and ``<out>/results.json``).
 Default run: ~5–8 minutes on 2 cores, most of it datatrove (spaCy word splitting).
 """
@@ -265,14 +266,14 @@ def bench_datasketch_update(docs: list[dict], sample: int) -> dict:
     }
 
 
-def bench_lsh_storage(signature_dir: str, tasks: int) -> dict:
-    """datasketch ``MinHashLSH`` (dict storage) vs tokenmill's band sort on the same signatures (32 × 4)."""
+def bench_lsh_storage(signature_dir: str, tasks: int, result_seconds: dict, pairs: dict) -> dict:
+    """datasketch ``MinHashLSH`` (dict storage) vs tokenmill's sharded band sort on the same signatures (32 × 4)."""
     import tracemalloc
 
     import numpy as np
     from datasketch import LeanMinHash, MinHashLSH
 
-    from pipeline.dedup.cluster import _Nodes, candidate_pairs
+    from pipeline.dedup.buckets import UNIT_RECORDS
     from pipeline.dedup.signatures import rank_paths
 
     sigs = np.concatenate(
@@ -292,35 +293,32 @@ def bench_lsh_storage(signature_dir: str, tasks: int) -> dict:
     lsh = MinHashLSH(num_perm=128, params=(32, 4))
     for i, m in enumerate(lean):
         lsh.insert(i, m, check_duplication=False)
-    pairs = set()
+    found = set()
     for i, m in enumerate(lean):
-        pairs.update((min(i, j), max(i, j)) for j in lsh.query(m) if j != i)
+        found.update((min(i, j), max(i, j)) for j in lsh.query(m) if j != i)
     lsh_s = time.perf_counter() - started
-    started = time.perf_counter()
-    nodes = _Nodes(sigs, np.arange(len(sigs)), None)
-    edges = candidate_pairs(nodes, np.arange(len(sigs)), 32, 4)
-    sort_s = time.perf_counter() - started
     return {
         "docs": len(sigs),
         "minhashlsh_bytes_per_doc": round(lsh_bytes),
         "minhashlsh_insert_query_s": round(lsh_s, 2),
-        "minhashlsh_pairs": len(pairs),
-        "band_sort_bytes_per_doc": 4 * 4 + 8 + 8 + 8 + 8 + 1,  # band block, key, order, head, cumsum, flag
-        "band_sort_s": round(sort_s, 2),
-        "band_sort_edges": int(len(edges)),
+        "minhashlsh_pairs": len(found),
+        # a bucket unit holds at most UNIT_RECORDS records of one band and key range, whatever N
+        "band_sort_unit_records": UNIT_RECORDS,
+        "band_sort_s": round(result_seconds.get("exact", 0) + result_seconds.get("buckets", 0), 2),
+        "band_sort_edges": pairs.get("candidates"),
     }
 
 
 def cluster_in_fresh_process(out_dir: str, config_json: str, tasks: int) -> dict:
-    """Rerun the clustering step alone in a new interpreter; its allocations' peak (tracemalloc sees numpy's
-    buffers) against the computed bound. The process RSS is dominated by imports (datatrove, scipy)."""
+    """Rerun the clustering step alone (over the pairs the bucket ranks wrote) in a new interpreter: its
+    allocations' peak (tracemalloc sees numpy's buffers) against the computed bound, and its peak RSS."""
     scratch = os.path.join(out_dir, "cluster-rerun")
     shutil.rmtree(scratch, ignore_errors=True)
     code = (
         "import json,tracemalloc;from pipeline.dedup.config import DedupConfig;"
-        "from pipeline.dedup.cluster import run_clustering;import scipy.sparse.csgraph, pipeline.dedup.memory;"
+        "from pipeline.dedup.cluster import run_clustering;import scipy.sparse.csgraph;"
         "tracemalloc.start();"
-        f"s=run_clustering({os.path.join(out_dir, 'stages', 'dedup', 'signatures')!r},{scratch!r},{tasks},"
+        f"s=run_clustering({os.path.join(out_dir, 'stages', 'dedup')!r},{scratch!r},{tasks},"
         f"DedupConfig.model_validate_json({config_json!r}),{{}});"
         "print(json.dumps({'traced_peak':tracemalloc.get_traced_memory()[1],'process_peak_rss':"
         "s['memory']['peak_rss_bytes'],'bound':s['memory']['bound_bytes'],'seconds':s['seconds']}))"
@@ -437,10 +435,25 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="concurrent ranks for tokenmill (2 ranks)")
     parser.add_argument("--datasketch-sample", type=int, default=500, help="documents for the slow reference")
     parser.add_argument("--skip-datatrove", action="store_true")
+    parser.add_argument("--scale", type=int, default=0, help="scale mode: N documents of ~2 KB (dedup_scale.py)")
+    parser.add_argument("--files", type=int, default=4, help="scale mode: input files")
+    parser.add_argument("--ranks", type=int, default=4, help="scale mode: dedup ranks")
+    parser.add_argument(
+        "--compare-ranks",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        default=[],
+        help="scale mode: rerun with these rank counts and compare the kept ids",
+    )
     args = parser.parse_args()
     from pipeline.env import offline
 
     offline()
+    if args.scale:
+        from dedup_scale import main_scale
+
+        os.makedirs(args.out, exist_ok=True)
+        main_scale(args)
+        return
     from datatrove.utils.logging import logger
 
     logger.remove()  # datatrove logs every rank and file; the summary below is what matters
@@ -468,7 +481,12 @@ def main() -> None:
     print("datasketch", results["datasketch"], flush=True)
     results["tokenmill"] = bench_tokenmill(docs, input_dir, os.path.join(args.out, "tokenmill"), args.workers)
     print("tokenmill", json.dumps(results["tokenmill"], indent=1), flush=True)
-    results["lsh"] = bench_lsh_storage(os.path.join(args.out, "tokenmill", "stages", "dedup", "signatures"), 2)
+    results["lsh"] = bench_lsh_storage(
+        os.path.join(args.out, "tokenmill", "stages", "dedup", "signatures"),
+        2,
+        results["tokenmill"]["stage_s"],
+        results["tokenmill"]["pairs"],
+    )
     print("candidates", results["lsh"], flush=True)
     if not args.skip_datatrove:
         results["datatrove"] = bench_datatrove(docs, input_dir, os.path.join(args.out, "datatrove"))

@@ -47,14 +47,16 @@ ExecutorFactory = Callable[[list, str, int], Any]
 log = logging.getLogger(__name__)
 
 
-def local_executor_factory(workers: int = 1) -> ExecutorFactory:
-    """Factory for datatrove's ``LocalPipelineExecutor`` (what tests and the CLI use)."""
+def local_executor_factory(workers: int = 1, start_method: str | None = None) -> ExecutorFactory:
+    """Factory for datatrove's ``LocalPipelineExecutor`` (what tests and the CLI use); ``start_method``
+    (``fork``) lets a benchmark see every rank as a child of this process (``RUSAGE_CHILDREN``)."""
 
     def factory(pipeline: list, logging_dir: str, tasks: int):
         from datatrove.executor import LocalPipelineExecutor
 
+        extra = {"start_method": start_method} if start_method else {}
         return LocalPipelineExecutor(
-            pipeline=pipeline, logging_dir=logging_dir, tasks=tasks, workers=max(1, min(workers, tasks))
+            pipeline=pipeline, logging_dir=logging_dir, tasks=tasks, workers=max(1, min(workers, tasks)), **extra
         )
 
     return factory
