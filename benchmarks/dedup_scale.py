@@ -7,11 +7,11 @@ insertions), 2 % exact copies (case or whitespace changed). The ground truth is 
 (``n05-<k>-<origin>``), so scoring reads only the drop rows.
 
 ``tokenmill``'s dedup runs in a child process (``dedup_dataset`` with ``--ranks`` ranks and ``--workers``
-concurrent processes, started by ``fork`` so that every rank is a descendant the child waits for — with the
-default ``forkserver`` the ranks are the fork server's children); ``resource.getrusage(RUSAGE_CHILDREN)`` after it gives the whole tree's CPU seconds and
-the largest single process's peak RSS (``ru_maxrss`` is the maximum over all waited-for descendants); each
-rank's own peak (``stages/dedup/memory/``) is printed per step. ``--compare-ranks 1,2`` reruns with other rank
-counts and checks the kept ids are identical.
+concurrent processes, started by ``fork`` so that every rank is a descendant the child waits for; with the
+default ``forkserver`` the ranks are the fork server's children). ``resource.getrusage(RUSAGE_CHILDREN)``
+after it gives the whole tree's CPU seconds and the largest single process's peak RSS (``ru_maxrss``: the
+maximum over all waited-for descendants); each rank's own peak (``stages/dedup/memory/``) is printed per
+step. ``--compare-ranks 1,2`` reruns with other rank counts and checks that the kept ids are identical.
 
 Run:  nice python benchmarks/dedup_bench.py --scale 100000 [--ranks 4 --workers 2 --compare-ranks 1,2]
 """

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pipeline.base import redacted_snippet
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.index_view import IndexView
 from pipeline.dedup.signatures import SNIPPET_CHARS, SignatureSet
+from pipeline.redact import redact_name, redacted_snippet
 
 if TYPE_CHECKING:
     from pipeline.dedup.cluster import Decisions
@@ -83,7 +83,11 @@ def _top_clusters(signatures, config, d, index_meta, row_source) -> list[dict[st
     for i in order.tolist():
         target = int(d.targets[i])
         if target >= 0:
-            survivor = {"id": ids[target], "source": sources[srcs[target]], "snippet": snippets.get(target, "")}
+            survivor = {
+                "id": redact_name(ids[target]),
+                "source": sources[srcs[target]],
+                "snippet": snippets.get(target, ""),
+            }
         else:
             survivor = {**index_meta[-1 - target], "snippet": None}
         out.append(
@@ -94,7 +98,7 @@ def _top_clusters(signatures, config, d, index_meta, row_source) -> list[dict[st
                 "dropped": int(d.dropped[i]),
                 "examples": [
                     {
-                        "id": ids[int(d.rows[m])],
+                        "id": redact_name(ids[int(d.rows[m])]),
                         "source": sources[int(row_source[m])],
                         "rule": RULES[int(d.rule[m])],
                         "similarity": round(float(d.sim[m]), 4),
