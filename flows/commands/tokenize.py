@@ -121,6 +121,11 @@ def tokenize(
         print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None
     _print_summary(console, ShardManifest.from_dict(manifest, output / MANIFEST), output)
+    if (input_path / "report.json").is_file() and output.resolve().is_relative_to(input_path.resolve()):
+        from pipeline.layout import RunLayout
+        from pipeline.run import add_workers_section
+
+        add_workers_section(RunLayout.at(input_path))  # a run's own shards: its report counts the encode ranks
 
 
 def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # noqa: ANN001 - a rich Console
