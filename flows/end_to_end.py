@@ -179,9 +179,9 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
             else ""
         )
         # train_report.md's images are relative to the training folder; report.md sits in the run directory
+        train_dir, root = train_dir.resolve(), layout.root.resolve()  # a relative train output is the same folder
         train_md = rebase_images(
-            train_md,
-            train_dir.relative_to(layout.root).as_posix() if train_dir.is_relative_to(layout.root) else str(train_dir),
+            train_md, train_dir.relative_to(root).as_posix() if train_dir.is_relative_to(root) else str(train_dir)
         )
         add_section(layout, "train", demote_headings(train_md) if train_md else "## Training\n", results["train"])
     summary = run_summary(results)

@@ -34,20 +34,26 @@ def funnel(account: SourceAccount) -> list[tuple[str, int]]:
     stages = [s for s in STAGE_ORDER if s not in OPTIONAL_STAGES or s in account.dropped] + extra_stages
     remaining = account.read
     rows = [("read", remaining)]
-    if account.routed_in_total:  # documents other sources' classifiers routed in (classify mode route)
-        remaining += account.routed_in_total
-        rows.append(("routed in", remaining))
-    routing_out = account.routed_total
-    for stage in stages:
-        if routing_out and stage == "dedup":  # routed documents leave at the end of curation, before dedup
+    routing_out, routing_in = account.routed_total, account.routed_in_total
+
+    def route() -> None:
+        # routed documents move between sources at the end of curation, before dedup: those routed out leave,
+        # those other sources' classifiers routed in (they passed their crawl's stages) join
+        nonlocal remaining, routing_out, routing_in
+        if routing_out:
             remaining -= routing_out
             rows.append(("routed out", remaining))
-            routing_out = 0
+        if routing_in:
+            remaining += routing_in
+            rows.append(("routed in", remaining))
+        routing_out = routing_in = 0
+
+    for stage in stages:
+        if stage == "dedup":
+            route()
         remaining -= sum(account.dropped.get(stage, {}).values())
         rows.append((f"after {stage}", remaining))
-    if routing_out:
-        remaining -= routing_out
-        rows.append(("routed out", remaining))
+    route()
     return rows
 
 
@@ -143,15 +149,30 @@ def pct(part: float, whole: float) -> str:
 
 
 def stage_rows(account: SourceAccount) -> list[dict[str, Any]]:
-    """Documents into and out of each stage, with the output as a share of what was read (``funnel`` order)."""
+    """Documents into and out of each stage (``funnel`` order), so that every row adds up:
+    ``in − dropped + routed_in − routed_out = out`` (the routing rows move documents between sources and drop
+    none)."""
     rows, previous = [], account.read
     for label, remaining in funnel(account)[1:]:
         stage = label.removeprefix("after ")
-        # the routing rows move documents between sources: nothing is dropped there
-        dropped = 0 if label in ("routed in", "routed out") else previous - remaining
-        rows.append({"stage": stage, "in": previous, "out": remaining, "dropped": dropped})
+        row = {"stage": stage, "in": previous, "out": remaining, "dropped": 0, "routed_in": 0, "routed_out": 0}
+        if label == "routed in":
+            row["routed_in"] = remaining - previous
+        elif label == "routed out":
+            row["routed_out"] = previous - remaining
+        else:
+            row["dropped"] = previous - remaining
+        rows.append(row)
         previous = remaining
     return rows
+
+
+def _signed_routing(row: dict[str, Any]) -> str:
+    if row["routed_in"]:
+        return f"+{row['routed_in']:,}"
+    if row["routed_out"]:
+        return f"−{row['routed_out']:,}"
+    return ""
 
 
 def _fields_hint(account: SourceAccount) -> str:
@@ -347,6 +368,7 @@ def curation_section(
         "funnel": {a.source: funnel(a) for a in accounts},
         "stages": {a.source: stage_rows(a) for a in accounts},
         "pii": {a.source: a.pii for a in accounts},
+        "pii_totals": {a.source: sum(a.pii.values()) for a in accounts},  # the table's "total" column
         "warnings": warnings,
         "languages": kept["languages"],
         "documents_sampled": kept["documents_sampled"],
@@ -396,15 +418,16 @@ def _funnel_lines(accounts: list[SourceAccount]) -> list[str]:
             "",
             "Stage read: records a reader could not turn into documents (read errors).",
             "",
-            "| stage | in | dropped | out | out % of read |",
-            "|---|---:|---:|---:|---:|",
+            "| stage | in | dropped | routed | out | out % of read |",
+            "|---|---:|---:|---:|---:|---:|",
         ]
         for row in stage_rows(a):
             lines.append(
-                f"| {row['stage']} | {row['in']:,} | {row['dropped']:,} | {row['out']:,} | {pct(row['out'], a.read)} |"
+                f"| {row['stage']} | {row['in']:,} | {row['dropped']:,} | {_signed_routing(row)} | {row['out']:,} "
+                f"| {pct(row['out'], a.read)} |"
             )
         if a.kept_final != (stage_rows(a)[-1]["out"] if stage_rows(a) else a.read):
-            lines.append(f"| kept (counted) | | | {a.kept_final:,} | {pct(a.kept_final, a.read)} |")
+            lines.append(f"| kept (counted) | | | | {a.kept_final:,} | {pct(a.kept_final, a.read)} |")
         lines += ["", f"#### {a.source}: drops by rule", ""]
         if a.dropped:
             lines += markdown_table(RULE_COLUMNS, RULE_ALIGN, rule_rows(a.dropped, a.read))
@@ -770,6 +793,16 @@ def routed_section(
             f" {r.get('tokenized_documents', 0):,} | {r.get('tokens', 0):,} |"
             for r in rows
         ]
+        for r in rows:  # routed at curation, counted again at tokenize: what fell between is dedup's
+            lost = r["routed"] - r.get("tokenized_documents", 0)
+            if lost > 0:
+                r["not_tokenized"] = lost
+                lines += [
+                    "",
+                    f"{lost:,} of the {r['routed']:,} documents {r['origin']} routed into {r['target']} did not reach "
+                    "the shards: dedup dropped them as duplicates (a domain source's own copy wins by its priority), "
+                    "or tokenize skipped them (see the Deduplication and Shards sections).",
+                ]
     else:
         lines += ["| crawl | into | routed | % of read |", "|---|---|---:|---:|"]
         lines += [f"| {r['origin']} | {r['target']} | {r['routed']:,} | {pct(r['routed'], r['read'])} |" for r in rows]

@@ -10,6 +10,7 @@ from typing import Any
 from pipeline.report import save_figure
 from training.config import TrainConfig
 from training.metrics import EVAL, METRICS, read_rows
+from training.plan.units import per_param
 
 
 def summary_of(cfg, output, step, stopped, resumed_from, final, eval_results, n_params, precision, warnings) -> dict:
@@ -105,8 +106,8 @@ def render_markdown(report: dict[str, Any], png: str | None) -> str:
         f"{fmt(c['time_s']['measured'], ',.1f')} |",
         "",
         f"Plan: {plan['tokens']:,.0f} tokens, {plan['flops']:.3g} FLOPs ({plan['flops_per_token']:.3g}/token), "
-        f"{plan['tokens_per_param']:.2f} tokens/parameter; predicted loss {plan['predicted_loss']:.3f} (scaling fit, "
-        "for comparison only).",
+        f"{per_param(plan['tokens_per_param'])} tokens/parameter; predicted loss {plan['predicted_loss']:.3f} "
+        "(scaling fit, for comparison only).",
     ]
     for verdict in plan.get("verdicts", []):
         lines.append(f"- {verdict}")

@@ -137,7 +137,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
     from pipeline.console import make_console
     from training.gpus import GIB
     from training.plan.report import flops_convention, memory_verdict, suggestion_label
-    from training.plan.units import human
+    from training.plan.units import human, per_param
 
     console = make_console(stderr=False)
     table = Table(show_header=False, box=None, pad_edge=False)
@@ -147,7 +147,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
             "parameters",
             f"{result.params:,.0f} ({human(result.params)}; non-embedding {human(result.non_embedding_params)})",
         ),
-        ("tokens", f"{human(result.tokens)} ({result.tokens_per_param:,.1f} per parameter)"),
+        ("tokens", f"{human(result.tokens)} ({per_param(result.tokens_per_param)} per parameter)"),
         (
             "FLOPs",
             f"{result.flops:.3g} ({result.flops_per_token:.3g}/token, {flops_convention(result)}); "

@@ -115,9 +115,11 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
     if result.top_clusters:
         lines += [
             "",
-            "Largest clusters (survivor, then up to three dropped members):",
+            "Largest clusters (survivor, then up to three dropped members). Similarity is the member's estimated "
+            f"Jaccard to the survivor: a member joins its cluster through any verified pair ≥ {p.get('threshold')}, "
+            "so its similarity to the survivor itself can be lower.",
             "",
-            "| size | survivor | dropped example | rule | similarity |",
+            "| size | survivor | dropped example | rule | similarity to survivor |",
             "|---:|---|---|---|---:|",
         ]
         for cluster in result.top_clusters:

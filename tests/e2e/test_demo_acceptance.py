@@ -105,3 +105,12 @@ def test_accounting_holds_and_drop_snippets_carry_no_planted_pii(demo_run) -> No
             for row in map(json.loads, handle):
                 snippet = row.get("snippet") or ""
                 assert not any(value in snippet for value in values), (row["id"], row["rule"])
+
+
+def test_report_adds_up(demo_run) -> None:
+    """The consistency check (pipeline.report_check): funnel rows add up, image links resolve, every number a
+    table shows is one of report.json's."""
+    from pipeline.report_check import check_report
+
+    layout, _accounts, _truth, _docs = demo_run
+    assert check_report(layout.root) == []

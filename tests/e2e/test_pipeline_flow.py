@@ -113,6 +113,9 @@ def test_failed_stage_rerun_uses_cache_and_training_change_retrains_only(
         result = rerun.result()
         assert result["train"]["final_loss"] > 0 and Path(result["report"]).exists()
         assert "Run summary" in Path(result["report"]).read_text()
+        from pipeline.report_check import check_report
+
+        assert check_report(Path(result["report"]).parent) == []  # the whole run's report adds up
 
         data = yaml.safe_load(recipe_path.read_text())
         data["train"]["lr"] = 2e-3

@@ -38,10 +38,13 @@ def web_account() -> SourceAccount:
     )
 
 
+NO_ROUTING = {"routed_in": 0, "routed_out": 0}
+
+
 def test_stage_rows_give_in_out_and_the_share_of_what_was_read() -> None:
     rows = {r["stage"]: r for r in stage_rows(web_account())}
-    assert rows["extract"] == {"stage": "extract", "in": 1000, "out": 900, "dropped": 100}
-    assert rows["quality"] == {"stage": "quality", "in": 900, "out": 640, "dropped": 260}
+    assert rows["extract"] == {"stage": "extract", "in": 1000, "out": 900, "dropped": 100} | NO_ROUTING
+    assert rows["quality"] == {"stage": "quality", "in": 900, "out": 640, "dropped": 260} | NO_ROUTING
     assert rows["dedup"]["out"] == 600
     assert pct(640, 1000) == "64.0 %" and pct(1000, 1000) == "100 %" and pct(0, 7) == "0 %" and pct(1, 0) == "—"
     assert pct(2, 3) == "66.7 %"  # rounded, never 66.66666666666667
@@ -50,7 +53,7 @@ def test_stage_rows_give_in_out_and_the_share_of_what_was_read() -> None:
 def test_curation_section_tables(tmp_path: Path) -> None:
     layout = RunLayout.at(tmp_path / "run")
     markdown, payload = curation_section(layout, [web_account()])
-    assert "| quality | 900 | 260 | 640 | 64.0 % |" in markdown  # stage: in, dropped, out, % of read
+    assert "| quality | 900 | 260 |  | 640 | 64.0 % |" in markdown  # stage: in, dropped, routed, out, % of read
     assert "| quality | gopher_short_doc | 200 | 20.0 % |" in markdown
     assert "### PII replacements by type" in markdown and "| web | 12 | 3 | 15 |" in markdown
     assert "| web | 5 | 4 | 0 | .pdf 1 |" in markdown
@@ -58,7 +61,7 @@ def test_curation_section_tables(tmp_path: Path) -> None:
     assert "<http://example.org/a?page=2>" in example and "duplicate of `rec-3`" in example
     assert "PNG\ufffd\ufffd\ufffd data" in markdown and "\x00" not in markdown  # report.md stays text
     assert payload["pii"] == {"web": {"email": 12, "phone": 3}}
-    assert payload["stages"]["web"][1] == {"stage": "extract", "in": 1000, "out": 900, "dropped": 100}
+    assert payload["stages"]["web"][1] == {"stage": "extract", "in": 1000, "out": 900, "dropped": 100} | NO_ROUTING
     assert "### Warnings" in markdown and "1 input files skipped by extension (.pdf 1)" in markdown
     assert not any("rule " in w for w in payload["warnings"])  # no rule drops more than half of web
     json.dumps(payload)  # report.json can hold it

@@ -135,10 +135,14 @@ def test_routing_balances_with_two_sources(tmp_path: Path, corpus, target_kind: 
 
     web_rows, mined_rows = funnel(web), funnel(mined)
     assert ("routed out", web.kept_final) in web_rows and web_rows[-1] == ("routed out", web.kept_final)
-    assert mined_rows[:2] == [("read", mined.read), ("routed in", mined.read + web.routed_total)]
-    assert mined_rows[-1][1] == mined.kept_final and min(n for _, n in mined_rows) >= 0
+    # routed documents join the target where they leave the crawl: after curation, before dedup
+    assert mined_rows[0] == ("read", mined.read) and mined_rows[-1] == ("routed in", mined.kept_final)
+    assert mined_rows[-1][1] == mined.read + web.routed_total and min(n for _, n in mined_rows) >= 0
     routing = [r for r in stage_rows(web) + stage_rows(mined) if r["stage"].startswith("routed")]
     assert len(routing) == 2 and all(r["dropped"] == 0 for r in routing)
+    assert [r["routed_out"] for r in stage_rows(web) if r["routed_out"]] == [web.routed_total]
+    for row in stage_rows(web) + stage_rows(mined):  # every row adds up
+        assert row["in"] - row["dropped"] + row["routed_in"] - row["routed_out"] == row["out"], row
     # a document missing from the target's folder is caught: the origin's count no longer matches what is there
     from pipeline.accounting import AccountingError
 

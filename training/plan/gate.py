@@ -20,7 +20,10 @@ from training.plan.planner import Plan, check
 from training.plan.units import PlanError
 
 DEFAULT_GPU = "H100-SXM"  # what a CPU run (no CUDA device, no gpu: named) is planned for
-NO_GPU_NOTE = "no GPU: the memory check is skipped (name one with gpu: to plan for it)"
+NO_GPU_NOTE = (
+    f"no GPU on this machine: the plan's GPU figures (time, memory) are for the default {DEFAULT_GPU} and are "
+    "not checked against this run (name one with gpu: to plan for it)"
+)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from training.plan.laws import (
     optimal_by_rule,
 )
 from training.plan.memory import HEADROOM_SHARE, Memory, cheapest_fit, estimate_memory
-from training.plan.units import PlanError, human, require_positive
+from training.plan.units import PlanError, human, per_param, require_positive
 
 OPTIMAL_BAND = 1.5  # compute-optimal when tokens/param lies within [20/1.5, 20·1.5]
 USEFUL_EPOCHS = 4.0  # Muennighoff et al. 2023: up to ~4 epochs repeated data is almost as good as fresh
@@ -190,7 +190,13 @@ def plan(
         tokens_per_param=ratio,
         verdicts=verdicts,
         warnings=warnings,
-        optimal=dict(params=n_rule, tokens=d_rule, method=f"{tokens_per_param:g} tokens/param", flops=reference_c),
+        optimal=dict(
+            params=n_rule,
+            tokens=d_rule,
+            method=f"{tokens_per_param:g} tokens/param",
+            flops=reference_c,
+            loss=fit_model.loss(n_rule, d_rule),  # the fit's loss at the rule's optimum (what the verdict compares)
+        ),
         optimal_fit=_optimal_fit(fit_model, n_fit, d_fit, n_rule, d_rule, tokens_per_param),
         law_used=law.name,
         predicted_loss=fit_model.loss(params, tokens),
@@ -329,18 +335,18 @@ def _training_verdict(
     planned, best = fit.loss(params, tokens), fit.loss(n_opt, d_opt)
     if ratio < low and planned - best <= fit.loss_resolution * best:
         return (
-            f"near compute-optimal: {ratio:,.1f} tokens/param (compute-optimal ≈ {tpp:.3g}), but the {fit.name} "
+            f"near compute-optimal: {per_param(ratio)} tokens/param (compute-optimal ≈ {tpp:.3g}), but the {fit.name} "
             f"fit predicts {planned:.3f} against {best:.3f} for a {human(n_opt)} model on {human(d_opt)} tokens — a "
             f"difference within the fit's uncertainty (±{fit.loss_resolution:.1%} of the loss)"
         )
     if ratio < low:
         return (
-            f"under-trained: {ratio:,.1f} tokens/param (compute-optimal ≈ {tpp:.3g}); the same compute trains a "
+            f"under-trained: {per_param(ratio)} tokens/param (compute-optimal ≈ {tpp:.3g}); the same compute trains a "
             f"{human(n_opt)} model on {human(d_opt)} tokens to a lower loss "
             f"({fit.name} fit: {best:.3f} vs {planned:.3f})"
         )
     if ratio <= high:
-        return f"compute-optimal: {ratio:,.1f} tokens/param (within {low:.1f}–{high:.0f} around {tpp:.3g})"
+        return f"compute-optimal: {per_param(ratio)} tokens/param (within {low:.1f}–{high:.0f} around {tpp:.3g})"
     return (
         f"over-trained: {ratio:,.0f} tokens/param, past compute-optimal ({tpp:.3g}); a smaller model trained longer "
         "costs more to train but less to serve — inference-optimal when serving volume is large"

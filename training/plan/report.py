@@ -17,7 +17,7 @@ from training.gpus import GIB
 from training.plan.laws import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, ScalingFit
 from training.plan.memory import HEADROOM_SHARE
 from training.plan.planner import Plan, check
-from training.plan.units import human
+from training.plan.units import human, per_param
 
 PNG_NAME = "plots/plan.png"
 
@@ -97,7 +97,7 @@ def _size_section(plan: Plan) -> list[str]:
         f"| parameters | {plan.params:,.0f} ({human(plan.params)}) |",
         f"| non-embedding parameters | {plan.non_embedding_params:,.0f} |",
         f"| tokens | {plan.tokens:,.0f} ({human(plan.tokens)}) |",
-        f"| tokens per parameter | {plan.tokens_per_param:,.1f} |",
+        f"| tokens per parameter | {per_param(plan.tokens_per_param)} |",
         f"| FLOPs per token ({flops_convention(plan)}) | {plan.flops_per_token:.4g} |",
         f"| training FLOPs ({plan.convention} convention) | {human(plan.flops, 'flops')} "
         f"({plan.pf_days:,.1f} PF-days) |",
@@ -142,8 +142,8 @@ def _optimum_section(plan: Plan) -> list[str]:
             "",
         ]
     lines += [
-        f"Predicted loss, both from the {fit['fit']} fit L(N, D): plan {plan.predicted_loss:.3f}, compute-optimal "
-        f"{fit['loss']:.3f}. "
+        f"Predicted loss, all from the {fit['fit']} fit L(N, D): plan {plan.predicted_loss:.3f}; at the "
+        f"{opt['method']} rule's optimum {opt['loss']:.3f}; at the fit's own optimum {fit['loss']:.3f}. "
         f"{caveat}",
         "",
     ]

@@ -69,3 +69,9 @@ def count_field(value: Any, *, positive: bool = True) -> Any:
     if positive and not count > 0:
         raise ValueError(f"must be a positive number, got {value!r}")
     return count
+
+
+def per_param(ratio: float) -> str:
+    """Tokens per parameter for reading: one decimal from 1 up (``11.2``, ``1,400``), two significant digits below
+    (``0.041``), so a tiny run never reads ``0.0`` in one place and ``0.04`` in another."""
+    return f"{ratio:,.1f}" if ratio >= 1 else f"{ratio:.2g}"
