@@ -299,6 +299,8 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
 
     summary = report_stage(resolved, results)
     progress.advance()
-    publish_markdown("run-summary", summary, f"tokenmill pipeline {resolved.name}")
+    report = layout.report_md.resolve()  # the artifact links the report it summarises (a file on the run's machine)
+    linked = f"{summary}\nFull report: [{report}]({report.as_uri()}) (report.json beside it)\n"
+    publish_markdown("run-summary", linked, f"tokenmill pipeline {resolved.name}")
     logger.info("report: %s", layout.report_md)
     return {"run_dir": str(layout.root), "report": str(layout.report_md), **results}

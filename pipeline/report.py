@@ -296,7 +296,13 @@ def funnel_markdown(summary: dict[str, Any]) -> str:
     lines = [f"- ⚠ {w}" for w in summary.get("warnings") or []]
     lines += ["", *markdown_table(SOURCE_COLUMNS, SOURCE_ALIGN, source_rows(sources))]
     by_rule = [[s["source"], *row] for s in sources for row in rule_rows(s["dropped"], s["read"])]
-    lines += ["", *markdown_table(("source", *RULE_COLUMNS), "|---|" + RULE_ALIGN[1:], by_rule)]
+    lines += ["", *markdown_table(("source", *RULE_COLUMNS), "|---|" + RULE_ALIGN[1:], by_rule), ""]
+    stages = summary.get("stages") or {}
+    for s in sources:  # the same per-stage tables as report.md's funnel
+        if s["source"] in stages:
+            lines += stage_table(s["source"], stages[s["source"]], s["read"], s["kept_final"])
+    if summary.get("pii") is not None:
+        lines += ["#### PII replacements by type", "", *pii_table(summary["pii"])]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -413,22 +419,8 @@ def _funnel_lines(accounts: list[SourceAccount]) -> list[str]:
     lines: list[str] = []
     lines += ["", "### Funnel", "", "![funnel](plots/funnel.png)", ""]
     for a in accounts:
-        lines += [
-            f"#### {a.source}: documents in → out per stage",
-            "",
-            "Stage read: records a reader could not turn into documents (read errors).",
-            "",
-            "| stage | in | dropped | routed | out | out % of read |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        for row in stage_rows(a):
-            lines.append(
-                f"| {row['stage']} | {row['in']:,} | {row['dropped']:,} | {_signed_routing(row)} | {row['out']:,} "
-                f"| {pct(row['out'], a.read)} |"
-            )
-        if a.kept_final != (stage_rows(a)[-1]["out"] if stage_rows(a) else a.read):
-            lines.append(f"| kept (counted) | | | | {a.kept_final:,} | {pct(a.kept_final, a.read)} |")
-        lines += ["", f"#### {a.source}: drops by rule", ""]
+        lines += stage_table(a.source, stage_rows(a), a.read, a.kept_final)
+        lines += [f"#### {a.source}: drops by rule", ""]
         if a.dropped:
             lines += markdown_table(RULE_COLUMNS, RULE_ALIGN, rule_rows(a.dropped, a.read))
         else:
@@ -437,24 +429,47 @@ def _funnel_lines(accounts: list[SourceAccount]) -> list[str]:
     return lines
 
 
+def stage_table(source: str, rows: list[dict[str, Any]], read: int, kept_final: int) -> list[str]:
+    """One source's documents in → out per stage (``stage_rows``, or their JSON in report.json)."""
+    lines = [
+        f"#### {source}: documents in → out per stage",
+        "",
+        "Stage read: records a reader could not turn into documents (read errors).",
+        "",
+        "| stage | in | dropped | routed | out | out % of read |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['stage']} | {row['in']:,} | {row['dropped']:,} | {_signed_routing(row)} | {row['out']:,} "
+            f"| {pct(row['out'], read)} |"
+        )
+    if kept_final != (rows[-1]["out"] if rows else read):
+        lines.append(f"| kept (counted) | | | | {kept_final:,} | {pct(kept_final, read)} |")
+    return lines + [""]
+
+
 def _pii_lines(accounts: list[SourceAccount]) -> list[str]:
     """The ``### PII replacements by type`` table."""
-    lines: list[str] = []
-    lines += ["### PII replacements by type", ""]
-    pii_types = sorted({t for a in accounts for t in a.pii}, key=lambda t: (-sum(a.pii.get(t, 0) for a in accounts), t))
-    if pii_types:
-        lines += [
-            "Placeholders the pii stage wrote, by type (text and metadata, URLs included; counted before dedup).",
-            "",
-            "| source | " + " | ".join(pii_types) + " | total |",
-            "|---|" + "---:|" * (len(pii_types) + 1),
-        ]
-        for a in accounts:
-            cells = " | ".join(f"{a.pii.get(t, 0):,}" for t in pii_types)
-            lines.append(f"| {a.source} | {cells} | {sum(a.pii.values()):,} |")
-    else:
-        lines.append("no PII replaced (or the pii stage is off)")
-    lines.append("")
+    return ["### PII replacements by type", "", *pii_table({a.source: a.pii for a in accounts}), ""]
+
+
+def pii_table(pii: dict[str, dict[str, int]]) -> list[str]:
+    """Placeholders by type per source (``curation.pii`` of report.json)."""
+    pii_types = sorted(
+        {t for counts in pii.values() for t in counts}, key=lambda t: (-sum(c.get(t, 0) for c in pii.values()), t)
+    )
+    if not pii_types:
+        return ["no PII replaced (or the pii stage is off)"]
+    lines = [
+        "Placeholders the pii stage wrote, by type (text and metadata, URLs included; counted before dedup).",
+        "",
+        "| source | " + " | ".join(pii_types) + " | total |",
+        "|---|" + "---:|" * (len(pii_types) + 1),
+    ]
+    for source, counts in pii.items():
+        cells = " | ".join(f"{counts.get(t, 0):,}" for t in pii_types)
+        lines.append(f"| {source} | {cells} | {sum(counts.values()):,} |")
     return lines
 
 

@@ -141,13 +141,17 @@ def test_stage_artifacts_have_descriptions_and_no_image_links(tmp_path: Path, mo
     monkeypatch.setattr(artifacts, "create_markdown_artifact", lambda **kw: published.append(kw))
     layout = RunLayout.at(tmp_path)
     (tmp_path / "plan.md").write_text("# Training plan: x\n\n## Where the plan sits\n\n![plan](plots/plan.png)\n")
-    summary = {"sources": [web_account().to_json()], "warnings": ["web: something"]}
+    _markdown, summary = curation_section(RunLayout.at(tmp_path / "run"), [web_account()])
+    summary["warnings"] = ["web: something"]
     artifacts.publish_stage_artifacts(layout, {"curation": summary})
     assert {a["key"] for a in published} == {"curation-funnel", "training-plan"}
     for artifact in published:
         assert artifact["description"] and "![" not in artifact["markdown"]
     funnel = next(a for a in published if a["key"] == "curation-funnel")["markdown"]
     assert "⚠ web: something" in funnel and "| web | quality | gopher_short_doc | 200 | 20.0 % |" in funnel
+    # the same per-stage and PII tables as report.md
+    assert "#### web: documents in → out per stage" in funnel and "| quality | 900 | 260 |  | 640 | 64.0 % |" in funnel
+    assert "PII replacements by type" in funnel and "| web | 12 | 3 | 15 |" in funnel
 
 
 def test_demo_saves_the_generated_text_and_names_the_sample(tmp_path: Path) -> None:
