@@ -151,6 +151,16 @@ def pii_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
 _FIELDS = re.compile(r"\((?:fields|columns): ([^)]*)\)")
 
 
+def missing_text_fields(drops_dir: Path, limit: int = 20) -> list[str]:
+    """The fields the ``missing_text`` rows under ``drops_dir`` had (the reader lists them in its detail), most
+    common first: what ``text_key`` should have been."""
+    fields: Counter[str] = Counter()
+    for row in iter_drop_rows(drops_dir):
+        if row.get("rule") == "missing_text" and (found := _FIELDS.search(str(row.get("read_error_detail") or ""))):
+            fields.update(f.strip() for f in found.group(1).split(",") if f.strip())
+    return [name for name, _ in fields.most_common(limit)]
+
+
 def iter_drop_rows(drops_dir: Path):
     for path in sorted(drops_dir.glob("*/*.jsonl.gz")):
         with gzip.open(path, "rt", encoding="utf-8") as handle:

@@ -175,13 +175,33 @@ def _signed_routing(row: dict[str, Any]) -> str:
     return ""
 
 
-def _fields_hint(account: SourceAccount) -> str:
-    fields = ", ".join(account.missing_text_fields) or "none recorded"
-    return f"fields seen in those rows: {fields}"
+def missing_text_warning(source: str, missing: int, read: int, key: str, fields: list[str], how: str) -> str:
+    """The wrong-text-key warning (curate, dedup and tokenize say it the same way): how many rows had no field
+    ``key``, the fields those rows had, and ``how`` to set the right one."""
+    every = "every document" if missing == read else f"{missing:,} of {read:,} documents ({pct(missing, read)})"
+    seen = ", ".join(fields) or "none recorded"
+    return (
+        f"{source}: {every} read had no text field {key!r} (read/missing_text); fields seen in those rows: {seen}; "
+        f"{how}"
+    )
+
+
+def index_hint(index: str | None) -> str:
+    """What to add to a "nothing kept" warning when a persistent dedup index may be why."""
+    if not index:
+        return ""
+    return (
+        f"; this run dedups against the persistent index {index}, so documents that earlier runs kept count as "
+        "duplicates — to curate this input afresh, run without it (recipe stages: {dedup: {index: null}}; "
+        "tokenmill dedup: leave out --index) or point it at a new folder"
+    )
 
 
 def curation_warnings(
-    accounts: list[SourceAccount], warn_drop_share: float = 0.5, text_keys: dict[str, str] | None = None
+    accounts: list[SourceAccount],
+    warn_drop_share: float = 0.5,
+    text_keys: dict[str, str] | None = None,
+    index: str | None = None,
 ) -> list[str]:
     """What a run should say loudly at its end: a rule that drops more than ``warn_drop_share`` of a source
     (``missing_text`` for every document also names the fields seen and the key to set), a source that kept
@@ -190,18 +210,19 @@ def curation_warnings(
     for a in accounts:
         key = (text_keys or {}).get(a.source, "text")
         if a.read and a.kept_final == 0:
-            warnings.append(f"{a.source}: nothing kept: all {a.read:,} documents read were dropped")
+            duplicates = sum(a.dropped.get("dedup", {}).values())
+            why = f" ({duplicates:,} as duplicates){index_hint(index)}" if duplicates else ""
+            warnings.append(f"{a.source}: nothing kept: all {a.read:,} documents read were dropped{why}")
         for stage in _stage_order(a):
             for rule, n in sorted(a.dropped[stage].items(), key=lambda kv: -kv[1]):
                 if not a.read or n / a.read <= warn_drop_share:
                     continue
                 if rule == "missing_text":
-                    every = "every document" if n == a.read else f"{n:,} of {a.read:,} documents ({pct(n, a.read)})"
-                    warnings.append(
-                        f"{a.source}: {every} read had no text field {key!r} (read/missing_text); "
-                        f"{_fields_hint(a)}; set options.text_key on the source to the field holding the text "
+                    how = (
+                        "set options.text_key on the source to the field holding the text "
                         "(curate --input: --text-key FIELD)"
                     )
+                    warnings.append(missing_text_warning(a.source, n, a.read, key, list(a.missing_text_fields), how))
                     continue
                 warnings.append(
                     f"{a.source}: rule {stage}/{rule} dropped {n:,} of {a.read:,} documents ({pct(n, a.read)}), "
@@ -333,17 +354,19 @@ def curation_section(
     accounts: list[SourceAccount],
     warn_drop_share: float = 0.5,
     text_keys: dict[str, str] | None = None,
+    index: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Markdown and JSON for the curation part of the report; writes the three plots.
 
-    ``warn_drop_share`` and ``text_keys`` (source → its ``options.text_key``) shape ``curation_warnings``.
+    ``warn_drop_share``, ``text_keys`` (source → its ``options.text_key``) and ``index`` (the persistent dedup
+    index the recipe compares with, if any) shape ``curation_warnings``.
     """
     layout.plots.mkdir(parents=True, exist_ok=True)
     kept = kept_document_stats([layout.final_documents(a.source) for a in accounts])
     _plot_funnel(accounts, layout.plots / "funnel.png")
     _plot_languages(kept["languages"], layout.plots / "languages.png")
     _plot_lengths(kept["lengths"], layout.plots / "doc_length.png")
-    warnings = curation_warnings(accounts, warn_drop_share, text_keys)
+    warnings = curation_warnings(accounts, warn_drop_share, text_keys, index)
 
     lines = ["## Curation", ""]
     if warnings:

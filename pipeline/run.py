@@ -171,6 +171,17 @@ def run_whole_run_passes(recipe: CurationRecipe, layout: RunLayout) -> dict[str,
     return run_top_percent(recipe, layout)
 
 
+def index_name(recipe: CurationRecipe) -> str | None:
+    """The persistent dedup index the recipe compares with (a folder, or redis host:port/basename), if any."""
+    dedup = recipe.stages.dedup
+    index = dedup.index if dedup is not None else None
+    if index is None:
+        return None
+    if index.path:
+        return index.path
+    return f"redis {index.redis.host}:{index.redis.port}/{index.redis.basename}"
+
+
 def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
 
@@ -181,6 +192,7 @@ def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
         accounts,
         recipe.report.warn_drop_share,
         {s.name: s.options.text_key for s in recipe.sources},
+        index_name(recipe),
     )
     sections = {"curation": (section_md, section_json)}
     routed = routed_section(section_json["sources"])  # None unless a classifier routes (mode: route)

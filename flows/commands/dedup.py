@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         prefect: str = prefect_option(),
     ) -> None:
         """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
-        from pipeline.dedup.result import DedupResult, dedup_report_md
+        from pipeline.dedup.result import DedupResult, dedup_report_md, dedup_warnings
 
         settings, priorities, executor = _settings(recipe, priority, workers)
         overrides = {"threshold": threshold, "bands": bands, "rows": rows, "tasks": tasks}
@@ -84,6 +84,15 @@ def register(app: typer.Typer) -> None:
         report_path = Path(output) / "dedup_report.md"
         report_path.write_text(markdown, encoding="utf-8")
         print_summary(report)
+        index_settings = settings.get("index") or {}
+        redis_index = index_settings.get("redis")
+        index_label = index_settings.get("path") or (
+            f"redis {redis_index['host']}:{redis_index['port']}/{redis_index.get('basename', 'tokenmill')}"
+            if redis_index
+            else None
+        )
+        for warning in dedup_warnings(report, text_key, index_label):  # as curate words them
+            console.print(f"[yellow]warning:[/] {escape(warning)}")
         console.print(f"kept: {Path(output) / 'deduped'}   drops: {Path(output) / 'dropped'}   report: {report_path}")
         if not report.accounting_ok:
             raise typer.Exit(1)

@@ -59,6 +59,12 @@ def tokenize(
     target_tokens: int | None = typer.Option(
         None, "--target-tokens", metavar="N", help="training tokens (all sources weighted)"
     ),
+    text_key: str | None = typer.Option(
+        None, "--text-key", metavar="FIELD", help="JSONL/Parquet input: the row field holding the text (default: text)"
+    ),
+    id_key: str | None = typer.Option(
+        None, "--id-key", metavar="FIELD", help="JSONL/Parquet input: the row field holding the id (default: id)"
+    ),
     tasks: int | None = typer.Option(None, "--tasks", metavar="N", help="encoding ranks"),
     workers: int | None = typer.Option(None, "--workers", metavar="N", help="concurrent encoding ranks"),
 ) -> None:
@@ -105,6 +111,8 @@ def tokenize(
         "seed": seed,
         "max_shard_tokens": max_shard_tokens,
         "target_tokens": target_tokens,
+        "text_key": text_key,
+        "id_key": id_key,
         "tasks": tasks,
         "workers": workers,
     }

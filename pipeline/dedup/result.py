@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from pipeline.accounting import missing_text_fields
+from pipeline.report import index_hint, missing_text_warning
 
 
 class SourceCounts(BaseModel):
@@ -148,3 +152,24 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
     if not result.accounting_ok:
         lines += ["", "**Accounting problems:**"] + [f"- {problem}" for problem in result.problems]
     return "\n".join(lines) + "\n"
+
+
+def dedup_warnings(result: DedupResult, text_key: str = "text", index: str | None = None) -> list[str]:
+    """What ``tokenmill dedup`` says loudly at its end, worded as curation says it (``pipeline.report``): a source
+    most of whose rows had no field ``text_key`` (with the fields those rows had), and a run that kept nothing
+    because a persistent ``index`` matched it."""
+    warnings = []
+    for source, counts in sorted(result.per_source.items()):
+        missing = counts.dropped.get("read:missing_text", 0)
+        if counts.input and missing / counts.input > 0.5:
+            fields = missing_text_fields(Path(result.output_dir) / "dropped" / source)
+            warnings.append(
+                missing_text_warning(source, missing, counts.input, text_key, fields, "pass --text-key FIELD")
+            )
+    matched = (result.index or {}).get("matched_exact", 0) + (result.index or {}).get("matched_near", 0)
+    if result.documents and result.kept == 0 and matched:
+        warnings.append(
+            f"nothing kept: all {result.documents:,} documents were dropped, {matched:,} as duplicates of earlier "
+            f"runs{index_hint(index)}"
+        )
+    return warnings

@@ -46,6 +46,10 @@ class TokenizeConfig(StrictModel):
     )
     heldout_share: float = Field(default=0.01, ge=0, lt=0.5, description="documents per source kept out of training")
     seed: int = 42
+    text_key: str = Field(
+        default="text", min_length=1, description="JSONL/Parquet input: the row field holding the text"
+    )
+    id_key: str = Field(default="id", min_length=1, description="JSONL/Parquet input: the row field holding the id")
     max_shard_tokens: int = Field(default=1 << 28, gt=0, description="a training shard file holds at most this many")
     target_tokens: int | None = Field(
         default=None, gt=0, description="training tokens when every source has a weight (default: the natural total)"

@@ -149,9 +149,11 @@ def make_reader(plan: InputPlan, kind: str, paths_file: str | None, text_key: st
     raise InputError(f"unknown input kind {kind!r}")
 
 
-def iter_texts(plan: InputPlan, kind: str, relative_path: str) -> Iterator[tuple[str, str]]:
+def iter_texts(
+    plan: InputPlan, kind: str, relative_path: str, text_key: str = "text", id_key: str = "id"
+) -> Iterator[tuple[str, str]]:
     """(source, text) of the readable documents of one file, read in this process (tokenizer training)."""
-    reader = make_reader(plan, kind, paths_file=None)
+    reader = make_reader(plan, kind, None, text_key, id_key)
     for doc in reader.read_file(relative_path):
         if not doc.metadata.get("read_error"):
             yield doc.metadata["source"], doc.text

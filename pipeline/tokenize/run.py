@@ -130,7 +130,8 @@ def _prepare_tokenizer(plan: InputPlan, config: TokenizeConfig, folder: Path) ->
         eos = pick_eos(tokenizer, config.eos_token, source.parent)
         path = save_tokenizer(tokenizer, folder, eos, source=source)
     else:
-        tokenizer = train_tokenizer(_training_texts(plan, config.train_max_bytes), config)
+        texts = _training_texts(plan, config.train_max_bytes, config.text_key, config.id_key)
+        tokenizer = train_tokenizer(texts, config)
         eos = config.eos_token
         path = save_tokenizer(tokenizer, folder, eos)
     size = vocab_size(tokenizer)
@@ -151,7 +152,7 @@ def _prepare_tokenizer(plan: InputPlan, config: TokenizeConfig, folder: Path) ->
     }
 
 
-def _training_texts(plan: InputPlan, budget: int) -> Iterator[str]:
+def _training_texts(plan: InputPlan, budget: int, text_key: str = "text", id_key: str = "id") -> Iterator[str]:
     """Up to ``budget`` bytes of text, split evenly across the input's sources, in file order."""
     by_source: dict[str, list[tuple[str, str]]] = {}
     for kind, files in plan.files.items():
@@ -161,7 +162,7 @@ def _training_texts(plan: InputPlan, budget: int) -> Iterator[str]:
     for files in by_source.values():
         used = 0
         for kind, rel in files:
-            for _source, text in iter_texts(plan, kind, rel):
+            for _source, text in iter_texts(plan, kind, rel, text_key, id_key):
                 yield text
                 used += len(text.encode("utf-8", "surrogatepass"))
                 if used >= share:
@@ -188,7 +189,7 @@ def _encode(
     paths_file = work / f"inputs_{kind}.txt"
     paths_file.write_text("".join(f"{rel}\n" for rel in files), encoding="utf-8")
     pipeline = [
-        make_reader(plan, kind, str(paths_file)),
+        make_reader(plan, kind, str(paths_file), config.text_key, config.id_key),
         EncodeStep(
             tokenizer_file=tokenizer["file"],
             eos_id=tokenizer["eos_id"],
@@ -326,6 +327,7 @@ def _split_mix_write(
             example = next(iter(stats[name]["skip_examples"].values()), "")
             raise TokenizeError(
                 f"source {name!r} has zero tokens: every document was skipped {skipped}; e.g. {example}"
+                + ("; pass --text-key FIELD (stages.tokenize.text_key)" if "missing_text" in skipped else "")
             )
     targets = plan_targets(train_tokens, mix, config.target_tokens)
 

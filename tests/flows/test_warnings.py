@@ -224,3 +224,74 @@ def test_input_file_counts_from_reader_stats() -> None:
         "undecodable_names": 0,
     }
     assert input_file_counts({"📖 - READER: 🤗 datasets (accounted)": Counter(documents=5)}) == {}
+
+
+def test_dedup_and_tokenize_warn_of_a_wrong_text_key_as_curate_does(tmp_path: Path) -> None:
+    from flows.cli import app
+
+    rows = tmp_path / "in" / "articles.jsonl"
+    rows.parent.mkdir()
+    write_rows(rows, "body")
+    run = CliRunner().invoke(
+        app, ["dedup", "--input", str(rows.parent), "--output", str(tmp_path / "d"), "--prefect", "off"]
+    )
+    assert run.exit_code == 0, run.output
+    output = " ".join(run.output.split())
+    assert "every document read had no text field 'text' (read/missing_text)" in output, output
+    assert "fields seen in those rows: body, doc_no, topic; pass --text-key FIELD" in output
+    keyed = [
+        "dedup",
+        "--input",
+        str(rows.parent),
+        "--output",
+        str(tmp_path / "d2"),
+        "--prefect",
+        "off",
+        "--text-key",
+        "body",
+    ]
+    right = CliRunner().invoke(app, keyed)
+    assert right.exit_code == 0 and "missing_text" not in right.output, right.output
+    # tokenize names the key to pass, and takes it
+    wrong = CliRunner().invoke(
+        app, ["tokenize", "-i", str(rows.parent), "-o", str(tmp_path / "t"), "--vocab-size", "300"]
+    )
+    assert wrong.exit_code != 0 and "pass --text-key FIELD" in " ".join(wrong.output.split()), wrong.output
+    tokens = [
+        "tokenize",
+        "-i",
+        str(rows.parent),
+        "-o",
+        str(tmp_path / "t2"),
+        "--vocab-size",
+        "300",
+        "--text-key",
+        "body",
+    ]
+    fixed = CliRunner().invoke(app, tokens)
+    assert fixed.exit_code == 0, fixed.output
+    manifest = json.loads((tmp_path / "t2" / "manifest.json").read_text())
+    assert sum(s["documents"]["train"] + s["documents"]["heldout"] for s in manifest["sources"].values()) == len(
+        MODULES
+    )
+
+
+def test_nothing_kept_because_of_the_index_names_the_index_and_the_way_out(tmp_path: Path) -> None:
+    from flows.cli import app
+
+    rows = tmp_path / "in" / "articles.jsonl"
+    rows.parent.mkdir()
+    write_rows(rows, "text")
+    args = ["dedup", "--input", str(rows.parent), "--index", str(tmp_path / "index"), "--prefect", "off"]
+    first = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "week1")])
+    assert first.exit_code == 0 and "nothing kept" not in first.output, first.output
+    again = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "week2")])  # the same crawl, a new output
+    said = " ".join(again.output.split())
+    assert again.exit_code == 0 and f"nothing kept: all {len(MODULES)} documents were dropped" in said, said
+    assert f"persistent index {tmp_path / 'index'}" in said and "leave out --index" in said
+    # curate says the same when its recipe's index is why a source kept nothing
+    web = account(10, {"dedup": {"exact_duplicate": 10}})
+    warning = next(w for w in curation_warnings([web], index="runs/index/web") if "nothing kept" in w)
+    assert "nothing kept: all 10 documents read were dropped (10 as duplicates)" in warning
+    assert "persistent index runs/index/web" in warning and "{dedup: {index: null}}" in warning
+    assert not any("persistent index" in w for w in curation_warnings([web]))  # no index: no index hint

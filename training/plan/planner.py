@@ -167,14 +167,7 @@ def plan(
     gpu = hardware.device
     gpu_hours = flops / (gpu.peak_flops * hardware.mfu) / 3600
     memory = _memory(params, shape, hardware, notes)
-    domain = _domain_section(params, tokens, data.base_tokens) if data.base_tokens is not None else None
-    if domain is not None:
-        verdicts = [domain["verdict"]]
-    else:
-        verdicts = [_training_verdict(ratio, params, tokens, n_opt, d_opt, tpp_opt, fit_model)]
-    # continued pre-training starts from a trained model: the from-scratch optimum says nothing about its data
-    data_section = _data_section(tokens, data.unique_tokens, None if domain else d_opt, params, tpp_opt)
-    verdicts.extend(data_section.pop("verdicts"))
+    domain, verdicts, data_section = _verdicts(data, params, tokens, (n_opt, d_opt, tpp_opt), fit_model)
     warnings += _extrapolation_warnings(fit_model, reference_c) if law.fitted else []
     notes.append(FITTED_LOSS_CAVEAT if law.fitted else LOSS_CAVEAT)
     counts = count_params(shape) if shape is not None else None
@@ -216,6 +209,22 @@ def plan(
     )
     result.verdicts.extend(rule.verdict(result) for rule in VERDICT_RULES if rule.fires(result, Limits()))
     return result
+
+
+def _verdicts(
+    data: Data, params: float, tokens: float, optimum: tuple[float, float, float], fit: ScalingFit
+) -> tuple[dict[str, Any] | None, list[str], dict[str, Any]]:
+    """The domain section (continued pre-training), the training and data verdicts, and the data section."""
+    n_opt, d_opt, tpp_opt = optimum
+    domain = _domain_section(params, tokens, data.base_tokens) if data.base_tokens is not None else None
+    if domain is not None:
+        verdicts = [domain["verdict"]]
+    else:
+        verdicts = [_training_verdict(tokens / params, params, tokens, n_opt, d_opt, tpp_opt, fit)]
+    # continued pre-training starts from a trained model: the from-scratch optimum says nothing about its data
+    data_section = _data_section(tokens, data.unique_tokens, None if domain else d_opt, params, tpp_opt)
+    verdicts.extend(data_section.pop("verdicts"))
+    return domain, verdicts, data_section
 
 
 def _memory(params: float, shape: ModelShape | None, hardware: Hardware, notes: list[str]) -> Memory:
