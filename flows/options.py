@@ -23,3 +23,17 @@ def check_prefect_mode(mode: str) -> None:
     """A usage error (exit 2, typer's message) for a ``--prefect`` value that is not one of ``PREFECT_MODES``."""
     if mode not in PREFECT_MODES:
         raise typer.BadParameter(f"expected one of {', '.join(PREFECT_MODES)}, got {mode!r}", param_hint="--prefect")
+
+
+def text_key_option(default: str | None = None, scope: str = "JSONL/Parquet input") -> typer.models.OptionInfo:
+    """``--text-key FIELD`` (curate, dedup, tokenize): the row field holding the text."""
+    return typer.Option(
+        default, "--text-key", metavar="FIELD", help=f"{scope}: the row field holding the text (default: text)"
+    )
+
+
+def id_key_option(default: str | None = None, scope: str = "JSONL/Parquet input") -> typer.models.OptionInfo:
+    """``--id-key FIELD`` (curate, dedup, tokenize): the row field holding the document id."""
+    return typer.Option(
+        default, "--id-key", metavar="FIELD", help=f"{scope}: the row field holding the document id (default: id)"
+    )

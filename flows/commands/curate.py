@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from flows.errors import print_error
-from flows.options import check_prefect_mode, prefect_option
+from flows.options import check_prefect_mode, id_key_option, prefect_option, text_key_option
 
 
 def register(app: typer.Typer) -> None:
@@ -24,12 +24,8 @@ def register(app: typer.Typer) -> None:
         output: Optional[str] = typer.Option(  # noqa: UP045
             None, "--output", metavar="DIR", help="run directory (default: recipe output_dir)"
         ),
-        text_key: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--text-key", metavar="FIELD", help="with --input: the row field holding the text (default: text)"
-        ),
-        id_key: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--id-key", metavar="FIELD", help="with --input: the row field holding the document id (default: id)"
-        ),
+        text_key: Optional[str] = text_key_option(scope="with --input"),  # noqa: UP045
+        id_key: Optional[str] = id_key_option(scope="with --input"),  # noqa: UP045
         overwrite: bool = typer.Option(
             False, help="first remove what earlier runs wrote to the run directory (never files it did not write)"
         ),

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from flows.errors import print_error
-from flows.options import check_prefect_mode, prefect_option
+from flows.options import check_prefect_mode, id_key_option, prefect_option, text_key_option
 from flows.runtime import console
 
 
@@ -42,8 +42,8 @@ def register(app: typer.Typer) -> None:
         source: Optional[str] = typer.Option(  # noqa: UP045
             None, "--source", help="source name for documents without metadata.source (default: input name)"
         ),
-        text_key: str = typer.Option("text", "--text-key", help="field holding the text"),
-        id_key: str = typer.Option("id", "--id-key", help="field holding the document id"),
+        text_key: str = text_key_option("text"),
+        id_key: str = id_key_option("id"),
         priority: Optional[list[str]] = typer.Option(  # noqa: UP045
             None, "--priority", metavar="NAME=N", help="documents of higher-priority sources survive (repeatable)"
         ),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from flows.errors import print_error
+from flows.options import id_key_option, text_key_option
 
 if TYPE_CHECKING:
     from pipeline.shards.format import ShardManifest
@@ -59,12 +60,8 @@ def tokenize(
     target_tokens: int | None = typer.Option(
         None, "--target-tokens", metavar="N", help="training tokens (all sources weighted)"
     ),
-    text_key: str | None = typer.Option(
-        None, "--text-key", metavar="FIELD", help="JSONL/Parquet input: the row field holding the text (default: text)"
-    ),
-    id_key: str | None = typer.Option(
-        None, "--id-key", metavar="FIELD", help="JSONL/Parquet input: the row field holding the id (default: id)"
-    ),
+    text_key: str | None = text_key_option(),
+    id_key: str | None = id_key_option(),
     tasks: int | None = typer.Option(None, "--tasks", metavar="N", help="encoding ranks"),
     workers: int | None = typer.Option(None, "--workers", metavar="N", help="concurrent encoding ranks"),
 ) -> None:
