@@ -18,13 +18,38 @@ from pipeline.config_base import StrictModel
 CHAR_SHINGLE_LANGUAGES = ["zh", "ja", "th", "lo", "km", "my", "bo"]
 
 
+#: the environment variable ``index.redis`` reads the password from unless ``password_env`` names another
+REDIS_PASSWORD_ENV = "TOKENMILL_REDIS_PASSWORD"
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``); a host name is not resolved."""
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost.localdomain", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class RedisConfig(StrictModel):
-    """Where a shared index lives when it is kept in Redis (datasketch's ``storage_config``)."""
+    """Where a shared index lives when it is kept in Redis (datasketch's ``storage_config``).
+
+    The password is never in the recipe: it is read from the environment variable ``password_env``
+    (``TOKENMILL_REDIS_PASSWORD`` by default). A server on another machine without a password is an open
+    index anyone on the network can read and rewrite, so a host that is not loopback is refused unless that
+    variable holds a password; on loopback an unset variable means no password."""
 
     host: str = "localhost"
     port: int = Field(default=6379, gt=0, lt=65536)
     db: int = Field(default=0, ge=0)
-    password_env: str | None = Field(default=None, description="name of the environment variable holding the password")
+    password_env: str = Field(
+        default=REDIS_PASSWORD_ENV,
+        min_length=1,
+        description="name of the environment variable holding the password (Redis requirepass)",
+    )
     basename: str = Field(default="tokenmill", description="key prefix; one index per basename")
     timeout_s: float = Field(default=5.0, gt=0, description="connect/read timeout")
 
@@ -34,6 +59,21 @@ class RedisConfig(StrictModel):
         if not value or any(ch.isspace() for ch in value):
             raise ValueError("basename must be non-empty and without whitespace")
         return value
+
+    @model_validator(mode="after")
+    def _password_off_loopback(self) -> RedisConfig:
+        if not is_loopback(self.host) and not self.password():
+            raise ValueError(
+                f"host {self.host} is not a loopback address and no password is set: export {self.password_env} "
+                "(index.redis.password_env) with the server's requirepass, or use a Redis on 127.0.0.1"
+            )
+        return self
+
+    def password(self) -> str | None:
+        """The password from the environment (``None``: the variable is unset or empty)."""
+        import os
+
+        return os.environ.get(self.password_env) or None
 
 
 class IndexConfig(StrictModel):

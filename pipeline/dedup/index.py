@@ -39,7 +39,7 @@ import numpy as np
 
 from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup import store
-from pipeline.dedup.config import IndexConfig
+from pipeline.dedup.config import IndexConfig, is_loopback
 from pipeline.dedup.index_view import (
     Chunk,
     IndexView,
@@ -477,11 +477,14 @@ def _redis_params(config) -> dict[str, Any]:
         "socket_connect_timeout": config.timeout_s,
         "socket_timeout": config.timeout_s,
     }
-    if config.password_env:
-        password = os.environ.get(config.password_env)
-        if password is None:
-            raise DedupIndexError(f"index.redis.password_env: environment variable {config.password_env} is not set")
+    password = config.password()
+    if password is not None:
         params["password"] = password
+    elif not is_loopback(config.host):  # the environment changed since the config was validated
+        raise DedupIndexError(
+            f"index.redis: host {config.host} is not a loopback address and {config.password_env} is not set; "
+            "nothing was done"
+        )
     return params
 
 
@@ -494,6 +497,13 @@ def _connect(config):
     client = redis.Redis(**params)
     try:
         client.ping()
+    except redis.exceptions.AuthenticationError as error:
+        given = "the password" if "password" in params else "no password"
+        raise DedupIndexError(
+            f"Redis at {config.host}:{config.port} (db {config.db}) given in index.redis refused {given} from "
+            f"{config.password_env} ({error}); export {config.password_env} with the server's requirepass "
+            "(index.redis.password_env names another variable); nothing was done."
+        ) from None
     except redis.exceptions.RedisError as error:
         raise DedupIndexError(
             f"cannot reach Redis at {config.host}:{config.port} (db {config.db}) given in index.redis: {error}. "

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pipeline.dedup import DedupConfig, dedup_report_md, run_dedup
+from pipeline.dedup.config import REDIS_PASSWORD_ENV, RedisConfig
 from pipeline.dedup.index import DedupIndexError
 from tests.helpers.dedup import Words, local_factory, read_drops, read_kept, write_curated
 
@@ -128,32 +131,23 @@ def test_unreachable_redis_is_an_error_before_any_work(tmp_path: Path) -> None:
     assert not (tmp_path / "week1" / "deduped").exists()
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path):
+@contextlib.contextmanager
+def _redis(tmp_path: Path, password: str | None = None) -> Iterator[int]:
+    """A redis-server of this test on a free loopback port (skips when none is installed)."""
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.skip("redis-server is not installed")
+        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
     import redis
 
     port = _free_port()
+    auth = ["--requirepass", password] if password else []
     server = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        + ["--dir", str(tmp_path), *auth],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    client = redis.Redis(port=port)
+    client = redis.Redis(port=port, password=password)
     try:
         for _ in range(100):
             try:
@@ -165,6 +159,13 @@ def redis_server(tmp_path: Path):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv(REDIS_PASSWORD_ENV, raising=False)  # this server has no password
+    with _redis(tmp_path) as port:
+        yield port
 
 
 def test_redis_index_across_runs(tmp_path: Path, redis_server: int) -> None:
@@ -201,3 +202,55 @@ def test_redis_index_across_runs(tmp_path: Path, redis_server: int) -> None:
     assert len(keys) == 1 and keys[0].startswith(b"week1_")
     stored = client.hget("t:sig", keys[0])
     assert np.array_equal(np.frombuffer(stored, dtype="<u4"), sig)
+
+
+# ---------------------------------------------------------------------------------------- Redis authentication
+# issue 19 item 7: the password comes from an environment variable, and a Redis off this machine needs one
+
+
+def test_redis_password_comes_from_the_environment_and_a_remote_host_needs_one(monkeypatch) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.delenv(REDIS_PASSWORD_ENV, raising=False)
+    assert RedisConfig().password_env == "TOKENMILL_REDIS_PASSWORD"
+    for host in ("localhost", "127.0.0.1", "127.0.0.2", "::1"):
+        assert RedisConfig(host=host).password() is None  # loopback: no password is allowed
+    for host in ("10.0.0.5", "redis.internal", "0.0.0.0"):
+        with pytest.raises(ValidationError, match=f"host {host} is not a loopback address.*{REDIS_PASSWORD_ENV}"):
+            RedisConfig(host=host)
+    with pytest.raises(ValidationError, match="not a loopback"):
+        DedupConfig(index={"redis": {"host": "10.0.0.5"}})
+    monkeypatch.setenv(REDIS_PASSWORD_ENV, "s3cret")
+    assert RedisConfig(host="10.0.0.5").password() == "s3cret"
+    monkeypatch.setenv("TEAM_REDIS_PW", "other")
+    assert RedisConfig(host="10.0.0.5", password_env="TEAM_REDIS_PW").password() == "other"
+    assert "s3cret" not in RedisConfig(host="10.0.0.5").model_dump_json()  # never in a dumped config
+
+
+def test_dedup_cli_refuses_a_remote_redis_without_a_password(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.delenv(REDIS_PASSWORD_ENV, raising=False)
+    first, _ = _crawls()
+    write_curated(tmp_path / "week1", {"web": first})
+    args = ["dedup", "--input", str(tmp_path / "week1"), "--output", str(tmp_path / "out"), "--redis", "10.0.0.5:6379"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "not a loopback address" in result.output and REDIS_PASSWORD_ENV in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_redis_index_authenticates_with_the_password_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    first, _ = _crawls()
+    write_curated(tmp_path / "week1", {"web": first})
+    monkeypatch.delenv(REDIS_PASSWORD_ENV, raising=False)
+    with _redis(tmp_path, password="round-trip-pw") as port:
+        config = DedupConfig(index={"redis": {"host": "127.0.0.1", "port": port, "basename": "auth"}})
+        with pytest.raises(
+            DedupIndexError, match=f"Redis at 127.0.0.1:{port}.*refused no password.*{REDIS_PASSWORD_ENV}"
+        ):
+            run_dedup(str(tmp_path / "week1"), config, {}, local_factory)  # no password: refused
+        monkeypatch.setenv(REDIS_PASSWORD_ENV, "round-trip-pw")
+        result = run_dedup(str(tmp_path / "week1"), config, {}, local_factory)
+        assert result.index["kind"] == "redis" and result.index["entries_added"] == 30
