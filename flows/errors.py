@@ -5,7 +5,8 @@ what a command prints for the few errors it catches itself (a missing file, a ba
 is the line for an ``OSError`` of the machine (a full disk, ``--output`` that is a file), which ``flows.cli``
 treats as a user error too. This module imports
 nothing at the top: command modules import it when ``tokenmill`` registers them, so it must not cost
-``tokenmill --help`` the ~90 ms that ``flows.runtime`` (rich's console, urllib) takes to import.
+``tokenmill --help`` the import of ``flows.runtime`` (rich's console, urllib): 0.1–1 s by machine and load
+(benchmarks/micro_timings.py).
 """
 
 from __future__ import annotations

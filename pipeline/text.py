@@ -31,7 +31,8 @@ from itertools import filterfalse
 import regex
 
 # Characters of scripts written without spaces between words, as explicit Unicode blocks so that the
-# stdlib ``re`` can search for them (``regex``'s \p{Han} classes cost ~20 µs per 2 KB search):
+# stdlib ``re`` can search for them (``regex``'s \p{Han} classes cost ~20 µs per 2 KB search, measured once with
+# timeit on a 2-core VM):
 # CJK radicals, 々〆〇, Hiragana, Katakana (with ー), Han (BMP, compatibility, supplementary planes),
 # half-width Katakana; then Thai, Lao, Myanmar, Khmer.
 _CJK = (
@@ -83,8 +84,9 @@ _TRAILING_MARKS = frozenset(',.;:!?)"')
 def split_words(text: str) -> list[str]:
     """Tokens of ``text`` (words and single punctuation marks), never containing whitespace.
 
-    Same result as running the token regex over the whole text, but ~3x faster: tokens never span
-    whitespace, so the text is cut with ``str.split`` and the regex only runs on the pieces that are not
+    Same result as running the token regex over the whole text, but ~3x faster (benchmarks/micro_timings.py):
+    tokens never span whitespace, so the text is cut with ``str.split`` and the regex only runs on the pieces that
+    are not
     a plain word or a plain word plus one trailing mark (``word,`` ``word.``). Text in a no-space script
     goes through the regex whole (its pieces are long runs that need cutting anyway).
     """
@@ -203,7 +205,8 @@ def count_sentences(tokens: list[str], sentence_end: frozenset[str]) -> int:
 
 
 def split_paragraphs(text: str) -> list[str]:
-    """``re.split(r"\n{2,}", text.strip())`` — Gopher's paragraphs — with ``str.split`` (10x faster)."""
+    """``re.split(r"\n{2,}", text.strip())`` — Gopher's paragraphs — with ``str.split`` (~5x faster,
+    benchmarks/micro_timings.py)."""
     stripped = text.strip()
     if "\n\n\n" not in stripped:
         return stripped.split("\n\n")
@@ -214,7 +217,7 @@ def split_paragraphs(text: str) -> list[str]:
 
 def split_lines(text: str) -> list[str]:
     """``re.split(r"\n+", text)`` — Gopher's lines, with the empty first/last line when the text starts/ends
-    with a newline — with ``str.split`` (10x faster)."""
+    with a newline — with ``str.split`` (~6x faster, benchmarks/micro_timings.py)."""
     lines = [line for line in text.split("\n") if line]
     if text.startswith("\n"):
         lines.insert(0, "")

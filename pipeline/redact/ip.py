@@ -57,7 +57,8 @@ def ip_replaceable(candidate: str, public_only: bool) -> bool:
         if not public_only:
             return True
         if _in_ranges(number, _IPV4_NOT_PUBLIC):
-            return False  # fast path: logs are full of private addresses; ipaddress costs ~20 µs each
+            # fast path: logs are full of private addresses; ipaddress costs ~2 µs each (benchmarks/micro_timings.py)
+            return False
     try:
         ip = ipaddress.ip_address(candidate)
     except ValueError:
@@ -137,6 +138,6 @@ class IPDetector:
         low = after_last_digit(text, start, 40)
         window = text[low:start].lower()
         if not any(hint in window for hint in _VERSION_HINTS):
-            return False  # cheap gate: the regex below costs ~50 µs on a 40-character window
+            return False  # cheap gate: the regex below costs ~50 µs on a 40-character window (measured once, timeit)
         cue = self.p.version_cue.search(text, low, start)
         return bool(cue) and not self.p.ip_cue.search(text, cue.start(), start)
