@@ -700,3 +700,29 @@ def test_per_language_overrides_change_only_that_language() -> None:
     assert config.for_language("xy") is config
     with pytest.raises(ValueError):
         QualityConfig(languages={"ja": {"gopher_repetition": {"no_such_rule": 1}}})
+
+
+def _function_reference(entries: int = 8) -> str:
+    """A function reference as help systems write one: every entry headed by the same labels and a signature."""
+    names = ["SUMIF", "COUNTIF", "AVERAGEIF", "MAXIFS", "MINIFS", "MEDIAN", "STDEV", "VARP"]
+    words = EN.split()  # 182 words: 8 entries of 20 words, none repeated
+    part = lambda start, n: " ".join(words[start : start + n]) + "."  # noqa: E731
+    out = ["Statistical functions", "", "This chapter describes the functions of the statistics category.", ""]
+    for i, name in enumerate(names[:entries]):
+        out += [name, "", part(i * 20, 10), "", "Syntax", "", f"{name}(Range; Criterion; Values)", ""]
+        out += ["Returns", "", part(i * 20 + 10, 5), "", "Example", "", part(i * 20 + 15, 5), ""]
+    return "\n".join(out)
+
+
+def test_repeated_field_labels_and_signatures_do_not_count_as_repetition() -> None:
+    text = _function_reference()
+    paper = QualityConfig(c4=None, fineweb=None)
+    literal = QualityConfig(c4=None, fineweb=None, gopher_repetition={"set_aside_labels": False})
+    assert QualityStage(literal).judge(text, "en")[0][0] == "dup_para_frac"  # 'Syntax' and 'Example' x10
+    assert QualityStage(paper).judge(text, "en")[0] is None
+    # labels that are the whole page (a navigation page) still count
+    navigation = "\n\n".join(["Home", "About us", "Products", "Contact"] * 20)
+    assert QualityStage(paper).judge(navigation, "en")[0] is not None
+    # the entries' own text still counts: the same entry ten times is repetition
+    copied = "\n\n".join([_function_reference(1)] * 10)
+    assert QualityStage(paper).judge(copied, "en")[0][0].startswith(("dup_", "duplicated_"))

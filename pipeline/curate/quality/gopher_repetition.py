@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from itertools import compress
 from typing import Any
 
+from pydantic import Field
+
 from pipeline.config_base import StrictModel
 from pipeline.curate.quality.document import Failure, Text
-from pipeline.text import has_word_char, split_lines, split_paragraphs
+from pipeline.text import has_word_char, split_lines, split_paragraphs, whitespace_words
 
 
 class GopherRepetitionConfig(StrictModel):
@@ -24,6 +26,45 @@ class GopherRepetitionConfig(StrictModel):
     dup_para_char_frac: float | None = 0.2
     top_n_grams: list[tuple[int, float]] = [(2, 0.2), (3, 0.18), (4, 0.16)]
     dup_n_grams: list[tuple[int, float]] = [(5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10)]
+    set_aside_labels: bool = Field(
+        default=True,
+        description="measure duplication without the repeated field labels ('Syntax', 'Example', a table's column "
+        "names) and the signatures of a reference page, when they are at most max_label_share of its characters "
+        "(false: every line counts, as Gopher and datatrove count; compat: datatrove never sets aside)",
+    )
+    max_label_share: float = Field(default=0.3, ge=0, le=1, description="above it, the labels are the page")
+
+
+#: a field label: a line of at most this many words that does not end a sentence ("Syntax", "Example:",
+#: "Default value", "A", "table_name sql_identifier"; three words are already boilerplate: "Share this page")
+LABEL_WORDS = 2
+_SENTENCE_END = (".", "!", "?", "。", "！", "？", "؟", "۔", "।")
+#: a signature: ``name(arguments)``, as a function reference heads each entry (``DAVERAGE(Database; Field;
+#: Criteria)``, ``int fsync(int fd);``); the argument lists repeat from entry to entry
+_SIGNATURE = re.compile(r"^[\w .:*&$<>\[\]-]{1,80}\([^()]*\)\s*;?$")
+
+
+def set_aside(text: str, max_share: float) -> set[str]:
+    """The lines of ``text`` (stripped) that the paper-mode duplication measures leave out: field labels that
+    occur more than once and signatures. Empty when together they exceed ``max_share`` of the characters: then
+    they are what the page is made of (a navigation page, a list of links), and every line counts.
+
+    Why: a function reference, an option list or a database-schema page heads each entry with the same labels
+    ("Syntax", "Parameters", "Example"; column headers of each table) and a signature whose argument list recurs;
+    counted as duplicate lines, paragraphs and n-grams they drop pages a reader judges good (measured on
+    LibreOffice's and PostgreSQL's help pages, docs/filters.md), while the entries' own text still counts.
+    """
+    lines = [line.strip() for line in text.split("\n")]
+    counts = Counter(line for line in lines if line)
+    aside = {
+        line
+        for line, count in counts.items()
+        if (count > 1 and len(line.split()) <= LABEL_WORDS and not line.endswith(_SENTENCE_END))
+        or (_SIGNATURE.match(line) and len(line.split()) <= 12)
+    }
+    if not aside or sum(len(line) * counts[line] for line in aside) > max_share * len(text):
+        return set()
+    return aside
 
 
 def find_duplicates(items: list[str]) -> tuple[int, int]:
@@ -139,10 +180,11 @@ def repetition_ratios(doc: Text, cfg: GopherRepetitionConfig) -> Iterator[tuple[
     overlap them. Compat: datatrove's splits and left-to-right skip."""
     text = doc.text
     size = len(text) or 1
+    aside = set_aside(text, cfg.max_label_share) if cfg.set_aside_labels and not doc.compat else set()
     if doc.compat:
         paragraphs = split_paragraphs(text)
     else:
-        paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p] or [""]
+        paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p and p not in aside] or [""]
     dups, dup_chars = find_duplicates(paragraphs)
     yield "dup_para_frac", dups / len(paragraphs)
     yield "dup_para_char_frac", dup_chars / size
@@ -150,12 +192,16 @@ def repetition_ratios(doc: Text, cfg: GopherRepetitionConfig) -> Iterator[tuple[
     if doc.compat:
         lines = split_lines(text)
     else:  # the lines of text: a line of only punctuation ('|', '-----') is layout, not a line that can repeat
-        lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)] or [""]
+        lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)]
+        lines = [line for line in lines if line not in aside] or [""]
     dups, dup_chars = find_duplicates(lines)
     yield "dup_line_frac", dups / len(lines)
     yield "dup_line_char_frac", dup_chars / size
 
-    ngrams = NGrams(doc.words)
+    words = doc.words
+    if aside:  # the n-grams of the entries' text, without the labels and signatures between them
+        words = whitespace_words("\n".join(line for line in text.split("\n") if line.strip() not in aside))
+    ngrams = NGrams(words)
     for n, _ in cfg.top_n_grams:
         yield f"top_{n}_gram", ngrams.top_chars(n) / size
     repeated = ngrams.duplicated_chars if doc.compat else ngrams.covered_chars
