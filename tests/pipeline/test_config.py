@@ -114,3 +114,49 @@ def test_readme_recipe_example_validates() -> None:
 
     parsed = parse_recipe(recipe, "README.md")
     assert parsed.stages.dedup is not None and parsed.train_config().max_tokens == 22e9
+
+
+def test_tilde_expands_in_every_path_field_and_nowhere_else(tmp_path: Path, monkeypatch) -> None:
+    """Issue 19 item 7: ``output_dir: '~'`` made a folder named ``~``; every path field now expands it."""
+    from pipeline.curate.decontaminate import DecontaminateConfig
+    from pipeline.dedup.config import IndexConfig
+    from pipeline.tokenize.config import TokenizeConfig
+    from training.config import TrainConfig
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    data = minimal() | {"output_dir": "~"}
+    data["sources"][0]["path"] = "~/crawl/x.warc.gz"
+    recipe = load_recipe(write(tmp_path, data))
+    assert recipe.output_dir == str(tmp_path) and recipe.sources[0].path == str(tmp_path / "crawl" / "x.warc.gz")
+    assert IndexConfig(path="~/index").path == str(tmp_path / "index")
+    evals = DecontaminateConfig(eval_sets=["~/evals/a.jsonl", {"path": "~/evals/b.jsonl"}]).eval_sets
+    assert [e if isinstance(e, str) else e.path for e in evals] == [
+        str(tmp_path / "evals" / n) for n in ("a.jsonl", "b.jsonl")
+    ]
+    train = TrainConfig(shards="~/shards", output="~/out", model="tiny")
+    assert (train.shards, train.output, train.model) == (str(tmp_path / "shards"), str(tmp_path / "out"), "tiny")
+    tokens = ["~", "<|endoftext|>"]
+    assert TokenizeConfig(special_tokens=tokens).special_tokens == tokens  # not a path: left alone
+
+
+def test_curate_with_output_dir_tilde_writes_under_home(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from tests.flows.test_warnings import MODULES, pydoc_text
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "docs").mkdir(parents=True)
+    work.mkdir()
+    for name in MODULES[:2]:
+        (home / "docs" / f"{name}.txt").write_text(pydoc_text(name), encoding="utf-8")
+    data = yaml.safe_load((REPO / "configs" / "domain.yaml").read_text(encoding="utf-8"))
+    data["output_dir"] = "~/runs/domain"
+    data["sources"][0]["path"] = "~/docs"
+    recipe = work / "recipe.yaml"
+    recipe.write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(app, ["curate", str(recipe), "--prefect", "off"])
+    assert result.exit_code == 0, result.output
+    assert (home / "runs" / "domain" / "report.md").is_file() and not (work / "~").exists()
