@@ -110,6 +110,26 @@ def man_reference(path: Path, count: int) -> int:
     return written
 
 
+def quality_kept_share(path: Path, recipe) -> dict[str, float]:
+    """Of the man-page reference: the share of its bytes the curated arm's quality stage keeps (C4's line rewrite
+    keeps only lines ending in terminal punctuation), and the same with that rewrite off."""
+    from pipeline.curate.quality.stage import QualityStage
+
+    texts = [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
+    config = recipe.stages.quality
+    shares = {}
+    c4_kept = config.c4.model_copy(update={"rewrite_text": False}) if config.c4 is not None else None
+    for name, cfg in (("as_configured", config), ("c4_rewrite_off", config.model_copy(update={"c4": c4_kept}))):
+        stage = QualityStage(cfg)
+        stage.setup()
+        kept = 0
+        for text in texts:
+            verdict = stage.assess(text, "en")
+            kept += len(verdict.text.encode()) if verdict.failure is None else 0
+        shares[name] = kept / sum(len(t.encode()) for t in texts)
+    return shares
+
+
 def recipe_for(crawl: Path, out: Path):
     """configs/web.yaml's stages on the crawl folder (toxicity and PII off: they do not change what this measures
     and cost minutes), the demo's tokenizer size and batch."""
@@ -225,6 +245,7 @@ def main() -> None:
     recipe = recipe_for(crawl, out)
     references, manifests, documents = prepare(recipe, out, args.work / "man_pages.jsonl")
     prep = cpu_seconds() - t0
+    man_kept = quality_kept_share(args.work / "man_pages.jsonl", recipe)
     results = []
     for model, tokens in budgets:
         print(f"budget {model} × {tokens:,} tokens: {len(seeds)} seeds × 2 arms", file=sys.stderr, flush=True)
@@ -237,6 +258,7 @@ def main() -> None:
         "unique_train_tokens": {a: m.train_tokens for a, m in manifests.items()},
         "documents": documents,
         "prepare_cpu_s": prep,
+        "man_page_bytes_kept_by_quality": man_kept,
         "reference_documents": {k: len(v) for k, v in references.items()},
     }
     if args.json:
@@ -245,7 +267,8 @@ def main() -> None:
     print(
         f"crawl: {counts}; curated/raw unique training tokens {meta['unique_train_tokens']['curated']:,} / "
         f"{meta['unique_train_tokens']['raw']:,}; references {meta['reference_documents']}; "
-        f"curation + tokenizing {prep:.0f} CPU-s"
+        f"curation + tokenizing {prep:.0f} CPU-s; man-page bytes the quality stage keeps: "
+        f"{man_kept['as_configured']:.1%} ({man_kept['c4_rewrite_off']:.1%} with C4's line rewrite off)"
     )
     print(
         "| model | params | tokens/run | reference | raw − curated bpb | 95 % interval | could detect ≥ | call "

@@ -74,6 +74,7 @@ class JobProgress:
         self._label, self._run_steps, self._run_done = label, steps, 0
         self._last_step = None
         self.say(f"{self.kind}: run {self.done + 1}/{self.total}: {label}, {steps} steps{self._eta_text()}")
+        self._last_said = self.clock()
 
     def step(self) -> None:
         """Called after every optimizer step of the current run (``run_training``'s ``on_step``); the time
