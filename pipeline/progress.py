@@ -199,6 +199,13 @@ def progress_line(label: str, snapshot: Snapshot, start: Snapshot, elapsed: floa
     return ", ".join(parts)
 
 
+def _to_stderr(line: str) -> None:
+    # not print(): inside a flow with log_prints, Prefect turns print() into an INFO log record, which the
+    # console contract keeps off the console (flows.cli.quiet_console): the stage's one line would vanish
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 class ProgressMonitor:
     """Poll a stage's progress files from the main process and show them (bar or log lines)."""
 
@@ -218,7 +225,7 @@ class ProgressMonitor:
         self.rank_files, self.total_docs = rank_files, total_docs
         self.display = display or _mode
         self.clock, self.log_every_s = clock, log_every_s or log_every_s_default()
-        self.emit = emit or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.emit = emit or _to_stderr
         self.start = read_progress(folder, ranks, rank_files)
         self.started = clock()
         self.last_log = self.started

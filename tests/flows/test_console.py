@@ -60,3 +60,16 @@ def test_pipeline_command_runs_its_flow_with_progress_lines(monkeypatch: pytest.
     result = CliRunner().invoke(app, ["pipeline", str(recipe)])
     assert result.exit_code == 2, result.output
     assert seen == ["log"]  # not "off": the flow's stages show one line each instead of datatrove's rank blocks
+
+
+def test_stage_lines_bypass_print_so_a_log_prints_flow_does_not_swallow_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    # Prefect's log_prints turns print() into an INFO record, which the console contract keeps off the console
+    printed: list[str] = []
+    monkeypatch.setattr("builtins.print", lambda *args, **kwargs: printed.append(" ".join(map(str, args))))
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    monitor = progress.ProgressMonitor("curate web", str(tmp_path), 1, display="log")
+    monitor.finish()
+    assert printed == [] and err.getvalue().startswith("curate web: 0 docs in ")
