@@ -98,7 +98,14 @@ def test_references_read_and_bad_ones_refused(tmp_path: Path) -> None:
 def test_ablation_end_to_end(tmp_path: Path) -> None:
     user = tmp_path / "mine.txt"  # text others wrote, generated at run time: the json module's documentation
     user.write_text(pydoc.render_doc(json, renderer=pydoc.plaintext), encoding="utf-8")
-    recipe = write_recipe(tmp_path, ablate={"reference": [str(user)], "seeds": [1, 2]})
+    task = tmp_path / "quiz.jsonl"  # a two-item multiple-choice task: every run's model is scored on it too
+    task.write_text(
+        json.dumps({"context": "The company reported", "choices": ["higher revenue.", "blue"], "gold": 0})
+        + "\n"
+        + json.dumps({"context": "Encode JSON with", "choices": ["json.dumps", "a hammer"], "gold": 0})
+        + "\n"
+    )
+    recipe = write_recipe(tmp_path, ablate={"reference": [str(user)], "seeds": [1, 2], "tasks": [str(task)]})
     out = tmp_path / "run" / "ablate"  # the default: <output_dir>/ablate
     result = cli("ablate", str(recipe), "--json")
     assert result.exit_code == 0, result.output
@@ -115,6 +122,8 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
         assert v["call"] == calls[0 if low > 0 else 1 if high < 0 else 2]  # the call follows the interval
         assert v["paired"]["documents"] > 0  # the document-sampling term was measured
     assert report["unique_train_tokens"]["raw"] > report["unique_train_tokens"]["curated"]
+    quiz = report["tasks"]["quiz"]
+    assert quiz["items"] == 2 and all(0 <= quiz[arm] <= 1 for arm in ("raw", "curated"))
     runs = report["runs"]["raw"] + report["runs"]["curated"]
     assert {r["tokens"] for r in runs} == {12 * 256}  # equal training tokens in every run
     # the same tokenizer in both arms
@@ -131,7 +140,9 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
                 assert not references & {text_key(json.loads(line)["text"]) for line in handle}
         assert sum(c["excluded_reference"] for c in report["documents"][arm].values()) > 0
     markdown = (out / "ablation_report.md").read_text()
-    assert "mine (yours)" in markdown and "± " in markdown and "95 % interval" in markdown
+    assert (
+        "mine (yours)" in markdown and "± " in markdown and "95 % interval" in markdown and "| quiz | 2 |" in markdown
+    )
     for name, v in report["per_reference"].items():
         if v["call"] != "curation helps":
             assert f"Curation does not help on {name}" in markdown
