@@ -2,8 +2,9 @@
 
 Thin by design: everything it does is a call into ``pipeline``; it adds logging through the run logger,
 markdown artifacts (the funnel, the dedup summary) and Prefect's retries/state tracking. The same flow
-backs two deployments: ``curate/one-off`` (recipe, input, output) and ``curate/nightly-crawl`` (a glob of
-new WARC files, the persistent dedup index, an output root that gets a dated folder per run, tokenize
+backs three deployments: ``curate/one-off`` (recipe, input, output) and ``curate/nightly-crawl`` /
+``curate/weekly-crawl`` (a glob of the crawl's WARC files of which only the files not yet ingested are read,
+``pipeline.ingest``; the persistent dedup index; an output root that gets a dated folder per run; tokenize
 and append to the corpus manifest).
 """
 
@@ -20,6 +21,7 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_curation_artifacts
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.atomic import write_json_atomic
+from pipeline.ingest import IngestError, IngestLedger
 from pipeline.layout import RunLayout
 from pipeline.run import CurationSteps, curate_run, resolve_run
 from pipeline.shards.format import ShardManifest
@@ -76,6 +78,7 @@ def curate(
     corpus_manifest: str | None = None,
     text_key: str | None = None,
     id_key: str | None = None,
+    incremental: bool | None = None,
 ) -> dict:
     """Curate every source of ``recipe`` (or only ``input``, with the recipe's stages) into ``output``.
 
@@ -84,12 +87,69 @@ def curate(
     ``index``: a persistent dedup index folder (dedup against every earlier run, add what is kept).
     ``output_root``: write to ``<output_root>/<date>`` instead of ``output``. ``tokenize``: also write
     token shards; ``corpus_manifest`` (default ``<output_root>/corpus.json``) then records the run.
+    ``incremental`` (default: on with ``input`` and ``output_root``, as the scheduled deployments run): read only
+    the files of ``input`` not yet ingested (``pipeline.ingest``); a run with nothing new ends Completed.
     """
+    if incremental is None:
+        incremental = input is not None and output is None and output_root is not None
+    if incremental:
+        if input is None or output_root is None:
+            raise IngestError("incremental ingest needs input (a glob or folder) and output_root")
+        keys = {"text_key": text_key, "id_key": id_key}
+        return curate_incremental(recipe, input, output_root, index, keys, overwrite, tokenize, corpus_manifest)
     if output is None and output_root is not None:
         output = dated_output(output_root)
     resolved = with_index(resolve_run(load_recipe(recipe), input, output, text_key, id_key), index)
     with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
         return _curate_locked(resolved, overwrite, input, output_root, tokenize, corpus_manifest)
+
+
+def curate_incremental(
+    recipe: str,
+    input: str,  # noqa: A002 - the flow parameter
+    output_root: str,
+    index: str | None,
+    keys: dict[str, str | None],
+    overwrite: bool,
+    tokenize: bool,
+    corpus_manifest: str | None,
+) -> dict:
+    """One scheduled run: take the files of ``input`` the ledger has not seen, curate them into a dated run
+    (or finish the run a killed night left), mark them done. Nothing new: a Completed run that says so."""
+    logger = get_run_logger()
+    ledger = IngestLedger(output_root, input)
+    with ledger.locked():
+        plan = ledger.plan()
+        for rel in plan.changed:
+            logger.warning(
+                "%s changed after it was ingested (other size/mtime and content); not read again: its first "
+                "version is in the corpus. Give changed content a new file name to ingest it.",
+                Path(plan.root) / rel,
+            )
+        ingest = {
+            "root": plan.root,
+            "ledger": str(ledger.path),
+            "read": len(plan.files),
+            "files": plan.files,
+            "already_ingested": plan.already,
+            "changed": plan.changed,
+            "pending": plan.pending,
+            "resumed": plan.resume_run is not None,
+        }
+        if not plan.files:
+            logger.info("nothing new in %s (%d files already ingested)", plan.root, plan.already)
+            return {"nothing_new": True, "run_dir": None, "ingest": ingest}
+        if plan.resume_run:
+            logger.info("resuming %s (a run stopped before it finished): %d files", plan.resume_run, len(plan.files))
+        output = plan.resume_run or dated_output(output_root)
+        staged = ledger.stage(plan, output)
+        ledger.mark(plan.files, output, "started")
+        resolved = with_index(resolve_run(load_recipe(recipe), staged, output, keys["text_key"], keys["id_key"]), index)
+        with RunLayout.at(resolved.output_dir).lock():
+            result = _curate_locked(resolved, overwrite, input, output_root, tokenize, corpus_manifest)
+        ledger.mark(plan.files, output, "done")
+        logger.info("ingested %d new files of %s (%s)", len(plan.files), plan.root, ledger.path)
+        return {**result, "nothing_new": False, "ingest": ingest}
 
 
 def _curate_locked(

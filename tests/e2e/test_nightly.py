@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def read_rows(paths) -> list[dict]:
     rows = []
@@ -59,3 +61,55 @@ def test_second_night_drops_what_the_first_kept_and_corpus_grows(tmp_path: Path,
     corpus = json.loads((root / "corpus.json").read_text())
     assert [entry["run_dir"] for entry in corpus] == [one["run_dir"], two["run_dir"]]
     assert all(Path(entry["shards"]).exists() for entry in corpus)
+
+
+def test_three_nights_read_two_then_one_then_nothing_all_completed(tmp_path: Path, prefect_harness) -> None:
+    """The nightly deployment's own parameters (prefect.yaml), pointed at a growing folder: files read 2, 1, 0,
+    every night Completed, the third saying "nothing new", and the ledger naming each file once."""
+    from flows.curate import curate
+    from sample import generate_sample
+
+    deployment = next(d for d in yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"])
+    assert deployment["name"] == "nightly-crawl"
+    sample = tmp_path / "sample"
+    generate_sample(sample, seed=5, pages=30, warc_files=3, domain_docs=0)
+    crawl = sorted((sample / "crawl").glob("*.warc.gz"))
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    recipe = {
+        "name": "nightly",
+        "output_dir": str(tmp_path / "unused"),
+        "sources": [{"name": "web", "kind": "warc", "path": "unused"}],
+        "stages": {"language": {"keep": None, "min_score": 0.3}, "tokenize": {"vocab_size": 400, "tasks": 1}},
+        "executor": {"kind": "local", "tasks": 1, "workers": 1},
+    }
+    (tmp_path / "nightly.yaml").write_text(yaml.safe_dump(recipe))
+    parameters = {
+        **deployment["parameters"],
+        "recipe": str(tmp_path / "nightly.yaml"),
+        "input": str(incoming / "*.warc.gz"),
+        "index": str(tmp_path / "index"),
+        "output_root": str(tmp_path / "nightly"),
+    }
+
+    def night():
+        state = curate(**parameters, return_state=True)
+        assert state.is_completed(), state.message
+        return state.result()
+
+    for path in crawl[:2]:
+        (incoming / path.name).write_bytes(path.read_bytes())
+    one = night()
+    (incoming / crawl[2].name).write_bytes(crawl[2].read_bytes())
+    two = night()
+    three = night()
+
+    assert [n["ingest"]["read"] for n in (one, two, three)] == [2, 1, 0]
+    assert three["nothing_new"] and three["run_dir"] is None and three["ingest"]["already_ingested"] == 3
+    assert two["ingest"]["files"] == [crawl[2].name] and one["run_dir"] != two["run_dir"]
+    ledger = json.loads(Path(one["ingest"]["ledger"]).read_text())
+    assert sorted(ledger["files"]) == sorted(p.name for p in crawl)  # each file once, as a key
+    assert {e["run"] for e in ledger["files"].values()} == {one["run_dir"], two["run_dir"]}
+    assert all(e["status"] == "done" and len(e["sha256"]) == 64 for e in ledger["files"].values())
+    corpus = json.loads((tmp_path / "nightly" / "corpus.json").read_text())
+    assert [entry["run_dir"] for entry in corpus] == [one["run_dir"], two["run_dir"]]

@@ -24,6 +24,7 @@ def test_prefect_yaml_has_no_environment_templates_and_every_entrypoint_loads() 
         names.add(f"{flow.name}/{entry['name']}")
     assert {
         "curate/nightly-crawl",
+        "curate/weekly-crawl",
         "curate/one-off",
         "pipeline/one-off",
         "train/one-off",
