@@ -83,11 +83,9 @@ def tokenize(
     if recipe is not None:
         loaded = load_recipe(recipe)  # a RecipeError goes to flows.cli's one handler: error line, exit 2
         recipe_hash = loaded.config_hash()
-        if loaded.executor.kind != "local":  # the recipe's Slurm or Ray executor places the encode ranks
-            from pipeline.executor import executor_factory
-
-            factory = executor_factory(loaded.executor, "tokenize")
-            input_path, output = input_path.absolute(), output.absolute()  # Ray workers run in other folders
+        factory = _cluster_executor(loaded)
+        if factory is not None:  # Ray workers run in other folders: they get absolute paths
+            input_path, output = input_path.absolute(), output.absolute()
         stage = getattr(loaded.stages, "tokenize", None)
         if stage is not None:
             base = stage.model_dump()
@@ -126,11 +124,25 @@ def tokenize(
         print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None
     _print_summary(console, ShardManifest.from_dict(manifest, output / MANIFEST), output)
+    _count_workers(input_path, output)
+
+
+def _cluster_executor(loaded: Any) -> Any:
+    """The recipe's Slurm or Ray executor for the encode ranks (None: tokenize's own local executor)."""
+    if loaded.executor.kind == "local":
+        return None
+    from pipeline.executor import executor_factory
+
+    return executor_factory(loaded.executor, "tokenize")
+
+
+def _count_workers(input_path: Path, output: Path) -> None:
+    """A run's own shards: the run's report.json ``workers`` adds the encode ranks (pipeline.usage)."""
     if (input_path / "report.json").is_file() and output.resolve().is_relative_to(input_path.resolve()):
         from pipeline.layout import RunLayout
         from pipeline.run import add_workers_section
 
-        add_workers_section(RunLayout.at(input_path))  # a run's own shards: its report counts the encode ranks
+        add_workers_section(RunLayout.at(input_path))
 
 
 def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # noqa: ANN001 - a rich Console
