@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.accounting import SourceAccount
 from pipeline.layout import RunLayout
+from pipeline.markdown import md_code, md_text, md_url
 from pipeline.redact import cut_at_token
 from pipeline.shards.format import ShardManifest
 
@@ -337,13 +338,13 @@ def _example_line(row: dict[str, Any]) -> str:
     # examples are redacted (pipeline.accounting); cut at a space so no placeholder is halved
     snippet = printable(cut_at_token(" ".join(str(row.get("snippet") or "").split()), 160))
     score = row.get("score")
-    parts = [f"`{row.get('id')}`"]
+    parts = [md_code(row.get("id"))]
     if isinstance(score, (int, float)):
         parts.append(f"score {score:.3g}")
     if row.get("url"):
-        parts.append(f"<{row['url']}>" if " " not in str(row["url"]) else str(row["url"]))
+        parts.append(md_url(row["url"]))
     if row.get("duplicate_of"):
-        parts.append(f"duplicate of `{row['duplicate_of']}`")
+        parts.append(f"duplicate of {md_code(row['duplicate_of'])}")
     if row.get("read_error_detail") and not snippet:
         snippet = printable(cut_at_token(" ".join(str(row["read_error_detail"]).split()), 160))
     return f"  - {' · '.join(parts)}: {snippet or '(empty)'}"
@@ -770,9 +771,9 @@ def decontamination_markdown(summary: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---|",
     ]
     for name, e in sorted(summary.get("eval_sets", {}).items()):
-        top = ", ".join(f"`{item}` {n:,}" for item, n in e.get("top_items", [])) or "—"
+        top = ", ".join(f"{md_code(item, table=True)} {n:,}" for item, n in e.get("top_items", [])) or "—"
         lines.append(
-            f"| {name} | {_num(e.get('items'))} | {_num(e.get('indexed'))} | {e['documents_dropped']:,} |"
+            f"| {md_text(name)} | {_num(e.get('items'))} | {_num(e.get('indexed'))} | {e['documents_dropped']:,} |"
             f" {e['documents_cut']:,} | {e['matches']:,} | {top} |"
         )
     return "\n".join(lines) + "\n"

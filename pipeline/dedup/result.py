@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pipeline.accounting import missing_text_fields
+from pipeline.markdown import md_code
 from pipeline.report import index_hint, missing_text_warning
 
 
@@ -47,10 +48,13 @@ def _mib(value: float | int | None) -> str:
     return "—" if value is None else f"{value / 2**20:,.1f} MiB"
 
 
-def _cell(text: str | None, limit: int = 90) -> str:
+def _cut(text: str | None, limit: int = 90) -> str:
     text = " ".join((text or "").split())
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(text: str | None, limit: int = 90) -> str:
+    return _cut(text, limit).replace("|", "\\|")
 
 
 #: the per-source table of a dedup result: report.md's dedup section, the ``dedup``/``dedup-summary`` artifacts,
@@ -112,7 +116,7 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
             f"{idx.get('entries_added', 0):,} kept documents added.",
         ]
         if idx.get("set_aside"):
-            lines.append(f"The previous index was set aside as `{idx['set_aside']}` (rebuild).")
+            lines.append(f"The previous index was set aside as {md_code(idx['set_aside'])} (rebuild).")
     if result.cluster_size_histogram:
         lines += ["", "| cluster size | clusters |", "|---|---:|"]
         lines += [f"| {size} | {count:,} |" for size, count in result.cluster_size_histogram.items()]
@@ -128,13 +132,14 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
         ]
         for cluster in result.top_clusters:
             survivor = cluster["survivor"]
-            label = f"`{_cell(str(survivor.get('id')), 40)}` ({survivor.get('source')}"
+            label = f"{md_code(_cut(str(survivor.get('id')), 40), table=True)} ({survivor.get('source')}"
             label += f", run {survivor.get('run')})" if cluster.get("from_index") else ")"
             label += f": {_cell(survivor.get('snippet'), 60)}" if survivor.get("snippet") else ""
             for i, example in enumerate(cluster["examples"] or [{}]):
+                member = md_code(_cut(str(example.get("id", "")), 40), table=True)
                 lines.append(
                     f"| {cluster['size'] if i == 0 else ''} | {label if i == 0 else ''} | "
-                    f"`{_cell(str(example.get('id', '')), 40)}`: {_cell(example.get('snippet'), 60)} | "
+                    f"{member}: {_cell(example.get('snippet'), 60)} | "
                     f"{example.get('rule', '')} | {example.get('similarity', '')} |"
                 )
     mem = result.memory
