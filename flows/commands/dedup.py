@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
         flow_args = {"source": source, "text_key": text_key, "id_key": id_key, "restart": restart}
         if executor["kind"] != "local":  # a Ray worker resolves relative paths against its own folder
             input, output = input.absolute(), output.absolute()
-            if settings.get("index", {}).get("path"):
+            if (settings.get("index") or {}).get("path"):
                 settings["index"]["path"] = str(Path(settings["index"]["path"]).absolute())
         result = _run(input, output, settings, priorities, executor, prefect, flow_args)
         report = DedupResult.model_validate(result)
