@@ -1,7 +1,7 @@
 """Scale mode of ``dedup_bench.py`` (``--scale N``): N documents of ~2 KB, the whole process tree measured.
 
 Corpus, generated in batches of 1,000 straight to ``--files`` JSONL files (the benchmark never holds it):
-88 % distinct documents (words drawn from the word frequencies of the standard library's docstrings), 10 %
+88 % distinct documents (``dedup_bench``'s word-bigram chain over the standard library's docstrings), 10 %
 near-duplicates of a distinct document at 3, 4, 5, 6, 7 and 8 % word edits (substitutions, deletions,
 insertions), 2 % exact copies (case or whitespace changed). The ground truth is in the ids
 (``n05-<k>-<origin>``), so scoring reads only the drop rows.
@@ -37,33 +37,54 @@ BATCH = 1000
 RSS_FIXED, RSS_PER_DOC = 150 * 2**20, 64  # the target: largest process <= 150 MB + 64 B per document
 
 
-def _vocabulary() -> tuple[np.ndarray, np.ndarray]:
-    from dedup_bench import _training_words
+class Chain:
+    """``dedup_bench.TextGenerator``'s word-bigram chain over the standard library's docstrings (follow the chain
+    with probability 0.97, else a random word), stepped for a whole batch of documents at once with numpy."""
 
-    counts = collections.Counter(_training_words())
-    words = np.array(sorted(counts), dtype=object)
-    freq = np.array([counts[w] for w in words], dtype=np.float64)
-    return words, freq / freq.sum()
+    def __init__(self, rng: np.random.Generator):
+        from dedup_bench import _training_words
 
+        vocab, tokens = np.unique(np.array(_training_words(), dtype=object), return_inverse=True)
+        order = np.argsort(tokens[:-1], kind="stable")
+        self.vocab, self.tokens, self.rng = vocab, tokens, rng
+        self.successors = tokens[1:][order]
+        self.counts = np.bincount(tokens[:-1], minlength=len(vocab))
+        self.starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
 
-def _edit(words: list[str], rate: float, rng: np.random.Generator, vocab: np.ndarray) -> list[str]:
-    words = list(words)
-    for _ in range(max(1, round(rate * len(words)))):
-        i = int(rng.integers(len(words)))
-        op = rng.random()
-        if op < 0.5:
-            words[i] = vocab[int(rng.integers(len(vocab)))]
-        elif op < 0.75 and len(words) > 10:
-            del words[i]
-        else:
-            words.insert(i, vocab[int(rng.integers(len(vocab)))])
-    return words
+    def random_words(self, n: int) -> np.ndarray:
+        return self.tokens[self.rng.integers(len(self.tokens), size=n)]
+
+    def documents(self, lengths: np.ndarray) -> list[list[str]]:
+        rng, m = self.rng, len(lengths)
+        out = np.empty((m, int(lengths.max())), dtype=np.int64)
+        state = self.random_words(m)
+        for t in range(out.shape[1]):
+            out[:, t] = state
+            count = self.counts[state]
+            follow = (count > 0) & (rng.random(m) < 0.97)
+            pick = self.starts[state] + (rng.random(m) * np.maximum(count, 1)).astype(np.int64)
+            state = np.where(follow, self.successors[np.minimum(pick, len(self.successors) - 1)], self.random_words(m))
+        return [list(self.vocab[out[i, : lengths[i]]]) for i in range(m)]
+
+    def edit(self, words: list[str], rate: float) -> list[str]:
+        """``TextGenerator.edit``: substitutions, deletions and insertions at random positions."""
+        rng, words = self.rng, list(words)
+        for _ in range(max(1, round(rate * len(words)))):
+            i = int(rng.integers(len(words)))
+            op = rng.random()
+            if op < 0.5:
+                words[i] = self.vocab[self.random_words(1)[0]]
+            elif op < 0.75 and len(words) > 10:
+                del words[i]
+            else:
+                words.insert(i, self.vocab[self.random_words(1)[0]])
+        return words
 
 
 def write_scale_corpus(n_docs: int, folder: str, files: int, seed: int) -> list[tuple[str, str, int]]:
     """Write the corpus; returns (near id, origin id, edit %) of every near-duplicate."""
-    words, p = _vocabulary()
     rng = np.random.default_rng(seed)
+    chain = Chain(rng)
     os.makedirs(folder, exist_ok=True)
     near: list[tuple[str, str, int]] = []
     written = 0
@@ -78,9 +99,7 @@ def write_scale_corpus(n_docs: int, folder: str, files: int, seed: int) -> list[
             n_base = n - n_near - n_exact
             docs = []
             bases = []
-            for i in range(n_base):
-                ids = rng.choice(len(words), size=int(rng.integers(300, 400)), p=p)
-                doc_words = list(words[ids])
+            for i, doc_words in enumerate(chain.documents(rng.integers(280, 390, size=n_base))):
                 bases.append((f"d{written + i:08d}", doc_words))
                 docs.append((bases[-1][0], " ".join(doc_words)))
             origins = rng.choice(n_base, size=n_near + n_exact, replace=False)
@@ -88,7 +107,7 @@ def write_scale_corpus(n_docs: int, folder: str, files: int, seed: int) -> list[
                 rate = RATES[k % len(RATES)]
                 origin_id, origin_words = bases[origin]
                 doc_id = f"n{rate:02d}-{written + n_base + k:08d}-{origin_id}"
-                docs.append((doc_id, " ".join(_edit(origin_words, rate / 100, rng, words))))
+                docs.append((doc_id, " ".join(chain.edit(origin_words, rate / 100))))
                 near.append((doc_id, origin_id, rate))
             for k, origin in enumerate(origins[n_near:].tolist()):
                 origin_id, origin_words = bases[origin]

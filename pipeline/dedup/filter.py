@@ -16,6 +16,7 @@ import gzip
 import json
 import os
 
+import fsspec.compression
 from datatrove.data import Document, DocumentsPipeline
 
 from pipeline.atomic import write_json_atomic
@@ -24,6 +25,13 @@ from pipeline.dedup.memory import record_peak
 from pipeline.dedup.store import DedupStateError
 
 STAGE = "dedup"
+# the kept documents are written at gzip level 3, as drop rows are: fsspec's "gzip" is level 9, which took 3.7 CPU-s
+# for the 46 MB of the 20,000-document scale corpus (0.18 ms per document, ~30 % of the whole dedup), level 3 1.35 s
+OUTPUT_COMPRESSION = "gzip3"
+if OUTPUT_COMPRESSION not in fsspec.compression.compr:  # every rank imports this module to unpickle the step
+    fsspec.compression.register_compression(
+        OUTPUT_COMPRESSION, lambda f, **kwargs: gzip.GzipFile(fileobj=f, compresslevel=3, **kwargs), []
+    )
 
 
 def load_decisions(decisions_dir: str, rank: int) -> dict[int, dict]:

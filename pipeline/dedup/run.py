@@ -34,7 +34,7 @@ from pipeline.dedup import memory
 from pipeline.dedup.buckets import DedupBucketStep, DedupExactStep
 from pipeline.dedup.cluster import DedupStateError, run_clustering
 from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.filter import DedupFilterStep, load_decisions
+from pipeline.dedup.filter import OUTPUT_COMPRESSION, DedupFilterStep, load_decisions
 from pipeline.dedup.index import open_index
 from pipeline.dedup.index_view import IndexView
 from pipeline.dedup.io import DedupInput
@@ -319,7 +319,11 @@ def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
         DedupFilterStep(
             plan.path("clusters", "decisions"), os.path.join(plan.output_dir, "dropped"), plan.path("filter_counts")
         ),
-        JsonlWriter(os.path.join(plan.output_dir, "deduped"), output_filename="${source}/${rank}.jsonl.gz"),
+        JsonlWriter(
+            os.path.join(plan.output_dir, "deduped"),
+            output_filename="${source}/${rank}.jsonl.gz",
+            compression=OUTPUT_COMPRESSION,
+        ),
     ]
     seconds = _run(executor_factory, pipeline, plan.path("logs", "filter"), plan.tasks, "filter")
     _record_time(plan, "filter", seconds)
