@@ -35,7 +35,8 @@ INDEX_BAND = np.dtype([("key", "<u8"), ("entry", "<u4")])
 INDEX_EXACT = np.dtype([("hi", "<u8"), ("lo", "<u8"), ("entry", "<u4")])
 
 _U64 = np.uint64
-_SPAN = 1 << 16  # rows closer than this many bytes are read with one pread
+_SPAN = 1 << 14  # rows closer than this many bytes are read with one pread…
+_MAX_SPAN = 1 << 20  # …of at most this many bytes: what a read holds beyond its rows does not grow with the file
 
 
 class DedupStateError(TokenmillError, RuntimeError):
@@ -67,11 +68,9 @@ def read_rows(path: str, dtype: np.dtype, rows: np.ndarray, header: int = 0, wid
         return out
     order = np.argsort(rows, kind="stable")
     sorted_rows = rows[order]
-    # spans of nearby rows: a new span starts where the gap to the previous row exceeds _SPAN bytes
-    starts = np.flatnonzero(np.concatenate([[True], np.diff(sorted_rows) * item > _SPAN]))
-    ends = np.concatenate([starts[1:], [len(sorted_rows)]])
+    starts, ends = _spans(sorted_rows * item, sorted_rows * item + item)
     with open(path, "rb", buffering=0) as handle:
-        for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        for s, e in zip(starts, ends, strict=True):
             first, last = int(sorted_rows[s]), int(sorted_rows[e - 1])
             raw = read_span(path, header + first * item, (last - first + 1) * item, handle.fileno())
             block = np.frombuffer(raw, dtype=dtype)
@@ -79,6 +78,21 @@ def read_rows(path: str, dtype: np.dtype, rows: np.ndarray, header: int = 0, wid
                 block = block.reshape(-1, width)
             out[order[s:e]] = block[sorted_rows[s:e] - first]
     return out
+
+
+def _spans(begin: np.ndarray, end: np.ndarray) -> tuple[list[int], list[int]]:
+    """Group sorted byte ranges into reads: a new read where the gap exceeds ``_SPAN`` or the read would pass
+    ``_MAX_SPAN`` bytes (a read of neighbours saves system calls; the cap keeps a read small)."""
+    gap_breaks = np.flatnonzero(begin[1:] - end[:-1] > _SPAN) + 1
+    starts, ends = [], []
+    for a, b in zip([0, *gap_breaks.tolist()], [*gap_breaks.tolist(), len(begin)], strict=True):
+        s = a
+        while s < b:  # split a run of close rows into reads of at most _MAX_SPAN bytes
+            e = s + 1 + int(np.searchsorted(end[s + 1 : b], begin[s] + _MAX_SPAN, side="right"))
+            starts.append(s)
+            ends.append(e)
+            s = e
+    return starts, ends
 
 
 def npy_header_size(path: str) -> int:
@@ -189,9 +203,8 @@ def read_ids(ids_path: str, off_path: str, rows: np.ndarray) -> list[str]:
     order = np.argsort(starts, kind="stable")
     out: list[str] = [""] * len(rows)
     s_sorted, e_sorted = starts[order], ends[order]
-    breaks = np.flatnonzero(np.concatenate([[True], s_sorted[1:] - e_sorted[:-1] > _SPAN]))
     with open(ids_path, "rb", buffering=0) as handle:
-        for a, b in zip(breaks.tolist(), [*breaks[1:].tolist(), len(order)], strict=True):
+        for a, b in zip(*_spans(s_sorted, e_sorted), strict=True):
             base = int(s_sorted[a])
             block = read_span(ids_path, base, int(e_sorted[a:b].max()) - base, handle.fileno())
             for k in range(a, b):
