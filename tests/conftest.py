@@ -47,3 +47,18 @@ def model(tmp_path_factory) -> tuple[Path, list[str], list[str]]:
         params=Hyperparameters(epoch=25, lr=0.1, word_ngrams=2, bucket=100_000, calibration="none"),
     )
     return path, test_pos, test_neg
+
+
+@pytest.fixture(autouse=True)
+def _console_contract_env(monkeypatch: pytest.MonkeyPatch):
+    """``tokenmill``'s root callback sets the console contract's variables (``flows.cli.quiet_console``) in
+    os.environ; a CLI test run in-process must not leave them to the tests after it (their subprocesses)."""
+    import os
+
+    for name in ("TOKENMILL_PROGRESS", "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.setenv(name, "")
+            monkeypatch.delenv(name)
+    yield

@@ -30,7 +30,8 @@ def test_tables_print_whole_outside_a_terminal(monkeypatch: pytest.MonkeyPatch) 
 
 def test_verbose_brings_datatrove_and_prefect_lines_back(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("TOKENMILL_PROGRESS", "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "set")  # recorded, so what quiet_console sets is undone after the test
+        monkeypatch.delenv(name)
     quiet_console(verbose=False)
     assert os.environ["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] == "WARNING"
     assert "TOKENMILL_PROGRESS" not in os.environ
