@@ -14,6 +14,7 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_dedup_artifact
+from pipeline.lock import hold
 
 
 def _executor_factory(executor: dict[str, Any] | None):
@@ -115,7 +116,6 @@ def dedup(
     from pipeline.dedup.io import DedupInput
     from pipeline.read.common import source_name_for
 
-    logger = get_run_logger()
     loaded = None
     if recipe:
         from training.recipe import load_recipe
@@ -136,15 +136,35 @@ def dedup(
         output_dir = output
     import dataclasses
 
-    plan = plan_task(dataclasses.asdict(source_spec), os.path.abspath(output_dir), settings, None, tasks, restart)
+    with hold(output_dir, "dedup"):  # a second dedup (or a curation) on this folder is refused at once
+        return _dedup_locked(
+            dataclasses.asdict(source_spec), os.path.abspath(output_dir), settings, priorities, executor, tasks, restart
+        )
+
+
+def _dedup_locked(
+    source_spec: dict[str, Any],
+    output_dir: str,
+    settings: dict[str, Any],
+    priorities: dict[str, int],
+    executor: dict[str, Any] | None,
+    tasks: int | None,
+    restart: bool,
+) -> dict[str, Any]:
+    logger = get_run_logger()
+    plan = plan_task(source_spec, output_dir, settings, None, tasks, restart)
     logger.info(
-        "dedup %s → %s (%d ranks, %d input files)", source_spec.folder, plan["output_dir"], plan["tasks"], plan["files"]
+        "dedup %s → %s (%d ranks, %d input files)",
+        source_spec["folder"],
+        plan["output_dir"],
+        plan["tasks"],
+        plan["files"],
     )
     signatures_task(plan, settings, executor)
     cluster_task(plan, settings, priorities, executor)
     filter_task(plan, executor)
     result = finish_task(plan, settings)
-    publish_dedup_artifact(result, key="dedup", description=f"tokenmill dedup of {source_spec.folder}")
+    publish_dedup_artifact(result, key="dedup", description=f"tokenmill dedup of {source_spec['folder']}")
     for problem in result["problems"]:
         logger.warning(problem)
     logger.info("dedup: %d in, %d kept, %d dropped", result["documents"], result["kept"], result["dropped"])

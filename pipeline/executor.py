@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from datatrove.executor import LocalPipelineExecutor
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
 from pipeline.config import ExecutorConfig
+from pipeline.local_executor import GuardedLocalExecutor
 from pipeline.redact import save_executor_json
 from pipeline.usage import RecordsUsage
 
@@ -40,8 +40,9 @@ FORKSERVER_PRELOAD = (
 )
 
 
-class RedactingLocalExecutor(LocalPipelineExecutor):
-    """datatrove's local executor whose ``executor.json`` names no file holding a value (``redact_name``)."""
+class RedactingLocalExecutor(GuardedLocalExecutor):
+    """datatrove's local executor whose ``executor.json`` names no file holding a value (``redact_name``) and
+    whose pool workers die with the run (``pipeline.local_executor``)."""
 
     def save_executor_as_json(self, indent: int = 4) -> None:
         save_executor_json(self, indent)

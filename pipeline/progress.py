@@ -29,9 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from datatrove.executor import LocalPipelineExecutor
-
 from pipeline.atomic import write_json_atomic
+from pipeline.local_executor import GuardedLocalExecutor
 from pipeline.redact import redact_name, save_executor_json
 
 #: Seconds between progress lines when stderr is not a terminal (a log file, CI); ``TOKENMILL_PROGRESS_EVERY``
@@ -417,7 +416,7 @@ def rank_files(pipeline: list, ranks: int) -> list[list[tuple[str, int]]] | None
     return [sizes[rank::ranks] for rank in range(ranks)]
 
 
-class ProgressExecutor(LocalPipelineExecutor):
+class ProgressExecutor(GuardedLocalExecutor):
     """datatrove's local executor with a progress line instead of per-rank console logs (module docstring)."""
 
     def __init__(self, *args: Any, label: str = "run", total_docs: int | None = None, **kwargs: Any):

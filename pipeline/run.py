@@ -127,19 +127,21 @@ def preflight_sources(recipe: CurationRecipe) -> None:
             build_reader(source)
 
 
-def prepare_run_dir(recipe: CurationRecipe, overwrite: bool = False) -> RunLayout:
+def prepare_run_dir(recipe: CurationRecipe, overwrite: bool = False, command: str = "curate") -> RunLayout:
     """Create the run directory and record the resolved recipe.
 
     A directory that already holds a run is resumed: each stage compares its own fingerprint and clears
     only what changed; what a stage that this recipe switches off left behind is cleared here. ``overwrite``
-    first removes what earlier runs wrote there (and refuses a non-empty folder that is not a run
-    directory: ``RunLayout.clear``).
+    first removes what earlier runs wrote there. A folder that exists, is not empty and was not created by
+    tokenmill (``pipeline.ownership``) is refused before anything is deleted or written, with or without
+    ``overwrite``.
     """
     from pipeline.classify.top_percent import clear_outputs as clear_top_percent_outputs
     from pipeline.classify.top_percent import top_percent_rules
 
     cuts = top_percent_rules(recipe)  # a contradictory recipe fails here, before anything is written
     layout = RunLayout.at(recipe.output_dir)
+    layout.claim(command)  # a folder tokenmill did not create is refused here, before anything is deleted
     if overwrite:
         layout.clear()
     elif recipe.stages.dedup is None:

@@ -40,6 +40,8 @@ from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel
 from pipeline.errors import TokenmillError
+from pipeline.lock import hold
+from pipeline.ownership import claim, record_of, remove_owned
 from pipeline.shards.format import MANIFEST, ShardManifest
 from training.ablate_report import render_report, spread, summarise, summarise_tasks, verdict
 
@@ -219,9 +221,7 @@ def build_references(
 
 def training_documents(kept: dict[str, Path], target: Path, ids: set[str], keys: set[str]) -> dict[str, dict]:
     """Write an arm's kept documents minus the reference ones to ``target/<source>/``; return the counts."""
-    import shutil
-
-    shutil.rmtree(target, ignore_errors=True)
+    remove_owned(target, record_of(target.parent.parent))
     counts = {}
     for source, folder in kept.items():
         kept_n = excluded = 0
@@ -255,7 +255,7 @@ def tokenize_arm(recipe: Any, docs: Path, shards: Path, tokenizer: Path | None) 
     key, marker = _key(docs, base), shards.parent / "shards.key"
     if (shards / MANIFEST).is_file() and marker.is_file() and marker.read_text().strip() == key:
         return ShardManifest.read(shards)  # same documents: reuse
-    marker.unlink(missing_ok=True)
+    remove_owned(marker, record_of(shards.parent.parent))
     manifest = run_tokenize(str(docs), str(shards), TokenizeConfig.model_validate(base), source_mix(recipe))
     marker.write_text(key + "\n", encoding="utf-8")
     return ShardManifest.from_dict(manifest, shards / MANIFEST)
@@ -296,10 +296,16 @@ def arm_train_config(recipe: Any, settings: AblateConfig, shards: Path, output: 
 def run_ablation(
     recipe: Any, out: str | Path, settings: AblateConfig, say: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
-    """Both arms, every seed, every reference: the report's JSON (``out/ablation_report.{md,json}``)."""
-    say = say or (lambda _message: None)
+    """Both arms, every seed, every reference: the report's JSON (``out/ablation_report.{md,json}``).
+
+    ``out`` is claimed and locked for the ablation (``pipeline.ownership``, ``pipeline.lock``)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with hold(out, "ablate"):
+        claim(out, "ablate")
+        return _run_ablation(recipe, out, settings, say or (lambda _message: None))
+
+
+def _run_ablation(recipe: Any, out: Path, settings: AblateConfig, say: Callable[[str], None]) -> dict[str, Any]:
     if recipe.train is None and not settings.train:
         raise AblateError("the recipe has no train: section (the model and hyper-parameters both arms train with)")
     for path in settings.reference:  # before the arms are curated: a typo fails in a second, not minutes

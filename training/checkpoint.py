@@ -18,13 +18,13 @@ import json
 import logging
 import os
 import re
-import shutil
 import signal
 import threading
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TokenmillError
+from pipeline.ownership import record_of, remove_owned
 
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.json"
@@ -130,7 +130,7 @@ def save_checkpoint(accelerator, output: str | Path, step: int, state: dict[str,
     final = step_dir(output, step)
     partial = final.with_name(final.name + ".partial")
     if accelerator.is_main_process:
-        shutil.rmtree(partial, ignore_errors=True)
+        remove_owned(partial, record_of(output))
         partial.mkdir(parents=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(partial), safe_serialization=True)
@@ -140,7 +140,7 @@ def save_checkpoint(accelerator, output: str | Path, step: int, state: dict[str,
         (partial / STATE_FILE).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         _fsync_dir(partial)
         if final.exists():  # the same step saved again (a rerun that finished): replace it
-            shutil.rmtree(final)
+            remove_owned(final, record_of(output))
         os.replace(partial, final)
         prune(output, keep_last)
     accelerator.wait_for_everyone()
@@ -155,8 +155,9 @@ def prune(output: str | Path, keep_last: int) -> list[Path]:
     )
     removed = [path for _step, path in complete[:-keep_last]]
     removed += [p for p in root.iterdir() if p.name.endswith(".partial")]
+    record = record_of(output) if removed else None
     for path in removed:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_owned(path, record)
     return removed
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from pipeline.errors import TokenmillError
 from training.config import TrainConfig, dump_train_config
 from training.preflight import preflight
-from training.train import run_training
+from training.train import holding_output, run_training
 
 LAUNCH_CONFIG = "launch_config.yaml"
 
@@ -87,6 +87,17 @@ def launch_training(
         in_process = accelerate_config is None and (num_processes or 1) <= 1
     if in_process:
         return run_training(settings)
+    with holding_output(settings.output):  # for every process accelerate starts (they do not lock)
+        return _launch(settings, accelerate_config, num_processes, logger, on_event)
+
+
+def _launch(
+    settings: TrainConfig,
+    accelerate_config: str | None,
+    num_processes: int | None,
+    logger: Any,
+    on_event: Callable[[str, Any], None] | None,
+) -> dict[str, Any]:
     event = on_event or (lambda _kind, _value: None)
     event("preflight", preflight(settings, world_size=num_processes))  # refuse before starting N processes
     request = Path(settings.output) / LAUNCH_CONFIG

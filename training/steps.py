@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TokenmillError
+from pipeline.ownership import record_of, remove_owned
 from pipeline.shards.format import ShardError, ShardManifest
 from training.checkpoint import find_latest
 from training.config import TrainConfig
@@ -133,7 +133,8 @@ def export(accelerator, model, cfg, tokenizer, output: Path, row, eval_results) 
     final = output / "final"
     if accelerator.is_main_process:
         partial = output / "final.partial"
-        shutil.rmtree(partial, ignore_errors=True)
+        record = record_of(output)
+        remove_owned(partial, record)
         unwrapped = accelerator.unwrap_model(model)
         unwrapped.config.use_cache = True
         eos = tokenizer.get("eos_id")
@@ -144,7 +145,7 @@ def export(accelerator, model, cfg, tokenizer, output: Path, row, eval_results) 
         copy_tokenizer(tokenizer, partial)
         info = {"config": cfg.model_dump(mode="json"), "final_metrics": row, "eval": eval_results}
         (partial / TRAIN_INFO).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        shutil.rmtree(final, ignore_errors=True)
+        remove_owned(final, record)
         partial.rename(final)
     accelerator.wait_for_everyone()
     return str(final)

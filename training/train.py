@@ -26,13 +26,15 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pipeline.env import offline
+from pipeline.lock import hold
+from pipeline.ownership import claim
 from pipeline.shards.format import ShardError
 from training.branch import branch_inherit, branch_point, check_branch
 from training.checkpoint import CheckpointMismatch, StopRequest, check_resume, find_latest, save_checkpoint
@@ -111,8 +113,26 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
     """Train (or resume, or finish) the run ``config`` describes; return a summary with the output paths.
 
     ``on_step(step, info)`` is called on every process after each optimizer step (tests use it to send a
-    signal or break the model at a chosen step).
+    signal or break the model at a chosen step). The output folder is claimed and locked for the run
+    (``pipeline.ownership``, ``pipeline.lock``); under ``accelerate launch`` the launching process holds both.
     """
+    with holding_output(config.output):
+        return _train(config, on_step)
+
+
+@contextmanager
+def holding_output(output: str | Path) -> Iterator[None]:
+    """Lock and claim a training folder, unless this is one of ``accelerate launch``'s processes (``LOCAL_RANK``
+    set): the launcher (``training.launch``) holds it for them, and N ranks cannot all hold one lock."""
+    if "LOCAL_RANK" in os.environ:
+        yield
+        return
+    with hold(output, "train"):
+        claim(output, "train")
+        yield
+
+
+def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] | None) -> dict:
     import torch
 
     run, say = _set_up(config)

@@ -42,8 +42,7 @@ def register(app: typer.Typer) -> None:
         try:  # a typo fails here, before Prefect (and its server) start
             resolved = resolve_run(load_recipe(recipe), input, output, text_key, id_key)
             RunLayout.at(resolved.output_dir).check_unlocked()  # another run on it: say so now, not in a flow
-            if overwrite:
-                RunLayout.at(resolved.output_dir).check_clearable()
+            RunLayout.at(resolved.output_dir).check_clearable()  # a folder tokenmill did not create: refused
         except errors as error:
             print_error(str(error))
             raise typer.Exit(2) from None

@@ -68,6 +68,8 @@ def tokenize(
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
     from pipeline import progress
     from pipeline.console import make_console
+    from pipeline.lock import RunDirError, check_free
+    from pipeline.ownership import check_claim
     from pipeline.shards.format import MANIFEST, ShardManifest
     from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
@@ -114,12 +116,16 @@ def tokenize(
     base.update({k: v for k, v in overrides.items() if v is not None})
     if vocab_size is not None:
         base["tokenizer"] = None
+    check_free(output)  # another command writes it, or tokenmill did not create it: one line, exit 2, untouched
+    check_claim(output, "tokenize")
     try:
         config = TokenizeConfig.model_validate(base)
         with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
             manifest = run_tokenize(
                 input_path, output, config, sources, executor_factory=factory, recipe_hash=recipe_hash
             )
+    except RunDirError:
+        raise  # flows.cli's handler: one line, exit 2 (the lock was taken meanwhile)
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
         print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None

@@ -54,6 +54,7 @@ from pipeline.base import Drop, drop_row
 from pipeline.config import RecipeError
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
+from pipeline.ownership import record_of, remove_owned
 
 STAGE = "classify"
 #: the pass's own folder under dropped/<source>/ (its rows carry stage ``classify``)
@@ -93,12 +94,14 @@ def keep_count(scored: int, top_percent: float) -> int:
 
 def clear_outputs(layout: RunLayout) -> None:
     """Remove what the pass wrote (``top_percent/``, ``dropped/*/top_percent/``, ``stages/top_percent/``)."""
-    shutil.rmtree(layout.root / "top_percent", ignore_errors=True)
-    shutil.rmtree(layout.stage_dir("top_percent"), ignore_errors=True)
-    dropped = layout.dropped()
-    if dropped.is_dir():
-        for source in dropped.iterdir():
-            shutil.rmtree(source / DROPS_FOLDER, ignore_errors=True)
+    targets = [layout.root / "top_percent", layout.stage_dir("top_percent")]
+    if layout.dropped().is_dir():
+        targets += [source / DROPS_FOLDER for source in layout.dropped().iterdir()]
+    targets = [t for t in targets if t.exists() or t.is_symlink()]
+    if targets:
+        record = record_of(layout.root)
+        for target in targets:
+            remove_owned(target, record)
 
 
 def _input_folder(layout: RunLayout, source: str) -> Path:

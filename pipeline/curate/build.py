@@ -12,8 +12,6 @@ comes from the recipe too, so the same recipe scales out without edits.
 
 from __future__ import annotations
 
-import shutil
-
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import Ledger
@@ -29,6 +27,7 @@ from pipeline.curate.toxicity import ToxicityStage
 from pipeline.executor import build_executor
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
+from pipeline.ownership import record_of, remove_owned
 from pipeline.read import build_reader
 from pipeline.read.tabular import HFDatasetReader
 
@@ -139,19 +138,16 @@ def clear_source_outputs(layout: RunLayout, source: str) -> None:
     excludes what other sources routed into its own (``curated/<source>/routed-from-*/``): each is cleared
     by the source that wrote it."""
     own = layout.curated(source)
-    if own.is_dir():
-        for entry in own.iterdir():
-            if entry.is_dir() and entry.name.startswith(ROUTED_PREFIX):
-                continue
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+    entries = sorted(own.iterdir()) if own.is_dir() else []
+    targets = [e for e in entries if not (e.is_dir() and e.name.startswith(ROUTED_PREFIX))]
+    targets += [layout.stage_dir("curate", source), layout.deduped(source)]
+    targets += [layout.dropped(source) / stage for stage in CURATION_STAGES]
+    targets = [t for t in targets if t.exists() or t.is_symlink()]
+    if targets:
+        record = record_of(layout.root)
+        for target in targets:
+            remove_owned(target, record)
     clear_routed_from(layout, source)
-    for folder in [layout.stage_dir("curate", source), layout.deduped(source)]:
-        shutil.rmtree(folder, ignore_errors=True)
-    for stage in CURATION_STAGES:
-        shutil.rmtree(layout.dropped(source) / stage, ignore_errors=True)
 
 
 def curate_source(

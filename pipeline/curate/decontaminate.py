@@ -23,11 +23,11 @@ and reads eval sets as documents or lighteval tasks, not a team's JSONL fields; 
 n-gram string with xxhash in a Python loop (385 documents of 2 KB per CPU-second against 10,000 eval items,
 where this stage does 9,350), has no cut mode, and does not name the matched item. Here the eval windows are
 hashed once per run: the parent builds the index before any rank starts (``DecontaminateStage.prepare_index``)
-into ``<run>/stages/decontaminate/eval-index-<fingerprint>.pkl``, keyed by the eval sets' content and the
-settings, and every rank (and every source of the run) loads that file; a stage used outside a run builds it
-itself in ``setup``. A document's windows are hashed with a polynomial rolling hash over word ids (prefix
-sums: a few NumPy operations per document whatever the window length), rejected in bulk by one set
-``isdisjoint``, and a hit is confirmed word by word, so a hash collision never drops a document.
+into ``<run>/stages/decontaminate/eval-index-<fingerprint>.npz`` (arrays only, no pickle), keyed by the eval
+sets' content and the settings, and every rank (and every source of the run) loads that file; a stage used
+outside a run builds it itself in ``setup``. A document's windows are hashed with a polynomial rolling hash
+over word ids (prefix sums: a few NumPy operations per document whatever the window length), rejected in bulk
+by one set ``isdisjoint``, and a hit is confirmed word by word, so a hash collision never drops a document.
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
-import pickle
+import logging
 import re
 import string
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ import numpy as np
 from datatrove.data import Document
 from pydantic import Field, field_validator
 
-from pipeline.atomic import atomic_open, write_json_atomic
+from pipeline import checked_arrays
 from pipeline.base import AccountedStep, Drop
 from pipeline.config_base import StrictModel
 from pipeline.read.common import InputError
@@ -56,6 +55,8 @@ _NOT_WORD = re.compile(r"[^\w\s]|_")
 _ASCII_PUNCT = string.punctuation.encode()
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+INDEX_FORMAT = "tokenmill-eval-index/1"
+logger = logging.getLogger(__name__)
 
 
 def normalize_words(text: str) -> list[str]:
@@ -284,6 +285,57 @@ class EvalIndex:
                 )
             )
 
+    def save(self, path: Path, card: dict) -> None:
+        """Write the index as plain arrays (``pipeline.checked_arrays``: no pickle, checked by SHA-256)."""
+        header = {
+            "ngram": self.ngram,
+            "prefix": self.prefix,
+            "set_names": self.set_names,
+            "item_ids": self.item_ids,
+            "item_set": self.item_set,
+            "stats": self.stats,
+            "tables": [[length, whole] for length, whole, *_rest in self.tables],
+        }
+        words = sorted(self.vocab, key=self.vocab.__getitem__)  # ids 1, 2, … in order; words hold no whitespace
+        arrays = {
+            "vocab": np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8),
+            "item_words": np.concatenate(self.item_words) if self.item_words else np.empty(0, np.uint64),
+            "item_lengths": np.array([len(w) for w in self.item_words], dtype=np.int64),
+        }
+        for number, (_length, _whole, _members, hashes, items, offsets) in enumerate(self.tables):
+            arrays.update({f"hashes_{number}": hashes, f"items_{number}": items, f"offsets_{number}": offsets})
+        checked_arrays.write_arrays(path, INDEX_FORMAT, header, arrays, card)
+
+    @classmethod
+    def load(cls, path: Path) -> EvalIndex | None:
+        """The index ``save`` wrote to ``path``; ``None`` when missing, changed or not such a file (rebuild)."""
+        stored = checked_arrays.read_arrays(path, INDEX_FORMAT)
+        if stored is None:
+            return None
+        header, arrays = stored
+        try:
+            index = cls.__new__(cls)
+            index.ngram, index.prefix = int(header["ngram"]), int(header["prefix"])
+            words = bytes(arrays["vocab"]).decode("utf-8")
+            index.vocab = {word: n for n, word in enumerate(words.split("\n"), start=1)} if words else {}
+            index.powers = _Powers()
+            index.set_names = [str(name) for name in header["set_names"]]
+            index.item_ids = [str(item) for item in header["item_ids"]]
+            index.item_set = [int(number) for number in header["item_set"]]
+            flat = np.asarray(arrays["item_words"], dtype=np.uint64)
+            bounds = np.concatenate(([0], np.cumsum(np.asarray(arrays["item_lengths"], dtype=np.int64)))).tolist()
+            index.item_words = [flat[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)]
+            index.stats = {str(k): {str(a): int(b) for a, b in v.items()} for k, v in header["stats"].items()}
+            index.tables = []
+            for number, (length, whole) in enumerate(header["tables"]):
+                hashes = np.asarray(arrays[f"hashes_{number}"], dtype=np.uint64)
+                items = np.asarray(arrays[f"items_{number}"], dtype=np.int64)
+                offsets = np.asarray(arrays[f"offsets_{number}"], dtype=np.int64)
+                index.tables.append((int(length), bool(whole), set(hashes.tolist()), hashes, items, offsets))
+        except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError):
+            return None
+        return index
+
     @property
     def windows(self) -> int:
         return sum(len(t[2]) for t in self.tables)
@@ -379,33 +431,34 @@ class DecontaminateStage(AccountedStep):
 
         The file name carries ``index_fingerprint``: another eval set content or setting gets another file,
         and a run that is resumed or curates a second source reuses the first one's. Written to a temporary
-        name and renamed, so a killed build never leaves a half file. It is a pickle of ``EvalIndex``, read
-        only by the ranks of the run that wrote it. Beside it, ``<name>.json`` holds the per-set counts.
+        name and renamed, so a killed build never leaves a half file. It holds NumPy arrays only and is
+        loaded without pickle, checked against the SHA-256 in its card ``<name>.json`` (which also holds the
+        per-set counts): a file that does not match is rebuilt, with a warning (``pipeline.checked_arrays``).
         """
         folder = Path(folder)
-        path = folder / f"eval-index-{index_fingerprint(self.config)}.pkl"
-        if not path.is_file():
+        path = folder / f"eval-index-{index_fingerprint(self.config)}{checked_arrays.SUFFIX}"
+        if EvalIndex.load(path) is None:
+            if path.exists():
+                logger.warning("%s does not match its content hash (%s): rebuilt", path, checked_arrays.card_path(path))
             import time
 
             started = time.process_time()
             index = EvalIndex(self.config)
             seconds = time.process_time() - started
-            folder.mkdir(parents=True, exist_ok=True)
-            with atomic_open(path, "wb") as handle:
-                pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
             card = {"eval_sets": index.stats, "windows": index.windows, "build_cpu_seconds": round(seconds, 3)}
-            write_json_atomic(path.with_suffix(".json"), card, indent=1)
+            index.save(path, card)
         self.index_path = str(path)
         return path
 
     def setup(self) -> None:
         if self._index is not None:
             return
-        if self.index_path is not None and os.path.isfile(self.index_path):
-            with open(self.index_path, "rb") as handle:
-                self._index = pickle.load(handle)  # noqa: S301 - written by prepare_index of this same run
-        else:
-            self._index = EvalIndex(self.config)
+        loaded = EvalIndex.load(Path(self.index_path)) if self.index_path is not None else None
+        if loaded is None:  # outside a run, or a file changed since prepare_index checked it: build our own
+            if self.index_path is not None:
+                self.stat_update("eval_index_rebuilt")
+            loaded = EvalIndex(self.config)
+        self._index = loaded
         for name, counts in self._index.stats.items():
             for key, value in counts.items():
                 self.stat_update(f"eval_{name}_{key}", value=value)

@@ -19,7 +19,6 @@ routed elsewhere (``clear_routed_from``) and never what other sources routed int
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from datatrove.data import DocumentsPipeline
@@ -27,6 +26,7 @@ from datatrove.pipeline.writers import JsonlWriter
 
 from pipeline.curate.classify import ROUTED_TO
 from pipeline.layout import RunLayout
+from pipeline.ownership import record_of, remove_owned
 from pipeline.shards.format import ShardManifest
 
 ROUTED_PREFIX = "routed-from-"
@@ -60,7 +60,7 @@ def clear_routed_from(layout: RunLayout, origin: str) -> None:
     for target in sorted(curated.iterdir()):
         folder = target / f"{ROUTED_PREFIX}{origin}"
         if folder.is_dir():
-            shutil.rmtree(folder)
+            remove_owned(folder, record_of(layout.root))
 
 
 class RouteWriter(JsonlWriter):

@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import secrets
-import shutil
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +40,8 @@ from pipeline.dedup.io import DedupInput
 from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.result import DedupResult, SourceCounts
 from pipeline.dedup.signatures import DedupSignatureStep, SignatureSet
+from pipeline.lock import hold
+from pipeline.ownership import claim, record_of, remove_owned
 from pipeline.read.common import source_name_for
 
 ExecutorFactory = Callable[[list, str, int], Any]
@@ -52,10 +53,10 @@ def local_executor_factory(workers: int = 1, start_method: str | None = None) ->
     (``fork``) lets a benchmark see every rank as a child of this process (``RUSAGE_CHILDREN``)."""
 
     def factory(pipeline: list, logging_dir: str, tasks: int):
-        from datatrove.executor import LocalPipelineExecutor
+        from pipeline.local_executor import GuardedLocalExecutor
 
         extra = {"start_method": start_method} if start_method else {}
-        return LocalPipelineExecutor(
+        return GuardedLocalExecutor(
             pipeline=pipeline, logging_dir=logging_dir, tasks=tasks, workers=max(1, min(workers, tasks)), **extra
         )
 
@@ -100,12 +101,15 @@ def _file_stats(folder: str, files: dict[str, list[str]]) -> dict[str, list[int]
 
 def clear_outputs(output_dir: str) -> None:
     """Remove everything a dedup run wrote under ``output_dir`` (stage folder, deduped/, dropped/*/dedup/)."""
-    shutil.rmtree(os.path.join(output_dir, "stages", "dedup"), ignore_errors=True)
-    shutil.rmtree(os.path.join(output_dir, "deduped"), ignore_errors=True)
+    targets = [os.path.join(output_dir, "stages", "dedup"), os.path.join(output_dir, "deduped")]
     dropped = os.path.join(output_dir, "dropped")
     if os.path.isdir(dropped):
-        for source in os.listdir(dropped):
-            shutil.rmtree(os.path.join(dropped, source, "dedup"), ignore_errors=True)
+        targets += [os.path.join(dropped, source, "dedup") for source in os.listdir(dropped)]
+    targets = [t for t in targets if os.path.lexists(t)]
+    if targets:  # only in a folder tokenmill created (its record), and only what dedup writes
+        record = record_of(output_dir)
+        for target in targets:
+            remove_owned(target, record)
 
 
 def plan_dedup(
@@ -118,6 +122,7 @@ def plan_dedup(
 ) -> DedupPlan:
     """Check the index is usable (before any work), pin settings and input files, choose the rank count."""
     output_dir = os.path.abspath(output_dir)
+    claim(output_dir, "dedup")  # a folder tokenmill did not create is refused before anything is written
     if restart:
         clear_outputs(output_dir)
     stage_dir = os.path.join(output_dir, "stages", "dedup")
@@ -544,5 +549,6 @@ def dedup_dataset(
     """Dedup an existing JSONL/Parquet dataset (file or folder) into ``output_dir`` laid out like a run."""
     source_name = source_name or source_name_for(input_path)
     source = DedupInput.dataset(input_path, source_name, text_key, id_key)
-    plan = plan_dedup(source, output_dir, config, run_name, None, restart)
-    return _execute(plan, config, source_priority or {}, executor_factory or local_executor_factory())
+    with hold(output_dir, "dedup"):  # a second dedup (or a curation) on this folder is refused at once
+        plan = plan_dedup(source, output_dir, config, run_name, None, restart)
+        return _execute(plan, config, source_priority or {}, executor_factory or local_executor_factory())

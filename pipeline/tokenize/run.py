@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -31,6 +30,8 @@ from pipeline import progress
 from pipeline.atomic import write_json_atomic
 from pipeline.errors import TokenmillError
 from pipeline.executor import preload_forkserver
+from pipeline.lock import hold
+from pipeline.ownership import RunRecord, claim, remove_owned
 from pipeline.shards.format import (
     HELDOUT_DIR,
     MANIFEST,
@@ -81,19 +82,31 @@ def run_tokenize(
     ``sources`` maps source name → weight/epochs (``SourceMix``, a dict, or the recipe's ``SourceConfig``);
     empty means every source at its natural size. ``executor_factory(pipeline, logging_dir, tasks)`` builds the
     datatrove executor for the encode ranks, ``tasks`` being ``config.tasks`` but never more than the input files
-    (default: ``LocalPipelineExecutor``); its ``run()`` must return once every rank is done.
+    (default: ``LocalPipelineExecutor``); its ``run()`` must return once every rank is done. ``output_dir`` is
+    claimed and locked for the run (``pipeline.ownership``, ``pipeline.lock``).
     """
+    with hold(output_dir, "tokenize"):  # a second tokenize on this folder is refused at once
+        return _tokenize(run_dir_or_input, Path(output_dir), config, sources, executor_factory, recipe_hash)
+
+
+def _tokenize(
+    run_dir_or_input: str | Path,
+    out: Path,
+    config: TokenizeConfig | None,
+    sources: Mapping[str, Any] | None,
+    executor_factory: ExecutorFactory | None,
+    recipe_hash: str | None,
+) -> dict[str, Any]:
     started = time.time()
     config = config or TokenizeConfig()
     mix = normalise_mix(sources)
     if mix:  # weights that cannot work fail here, before any encoding
         plan_targets({name: 1 for name in mix}, mix, config.target_tokens)
     plan = discover_inputs(run_dir_or_input)
-    out = Path(output_dir)
-    _clear_outputs(out)
+    record = _clear_outputs(out)
     work = out / ".work"
 
-    tokenizer_info = _prepare_tokenizer(plan, config, out / "tokenizer")
+    tokenizer_info = _prepare_tokenizer(plan, config, out / "tokenizer", record)
     for kind, files in plan.files.items():
         _encode(plan, kind, files, tokenizer_info, config, work, out / "logs", executor_factory)
 
@@ -113,7 +126,7 @@ def run_tokenize(
     manifest["fingerprint"] = fingerprint(manifest)
     _write_json(out / MANIFEST, manifest)
     if not config.keep_work:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_owned(work, record)
     for warning in manifest["warnings"]:
         logger.warning(warning)
     return manifest
@@ -122,18 +135,18 @@ def run_tokenize(
 # ---------------------------------------------------------------------------------------------- tokenizer
 
 
-def _prepare_tokenizer(plan: InputPlan, config: TokenizeConfig, folder: Path) -> dict[str, Any]:
+def _prepare_tokenizer(plan: InputPlan, config: TokenizeConfig, folder: Path, record: RunRecord) -> dict[str, Any]:
     source = None
     if config.tokenizer:
         source = resolve_tokenizer_path(config.tokenizer)
         tokenizer = load_tokenizer(str(source))
         eos = pick_eos(tokenizer, config.eos_token, source.parent)
-        path = save_tokenizer(tokenizer, folder, eos, source=source)
+        path = save_tokenizer(tokenizer, folder, eos, record, source=source)
     else:
         texts = _training_texts(plan, config.train_max_bytes, config.text_key, config.id_key)
         tokenizer = train_tokenizer(texts, config)
         eos = config.eos_token
-        path = save_tokenizer(tokenizer, folder, eos)
+        path = save_tokenizer(tokenizer, folder, eos, record)
     size = vocab_size(tokenizer)
     eos_id = tokenizer.token_to_id(eos)
     if eos_id is None:  # pragma: no cover - pick_eos and the config validator guarantee it
@@ -205,7 +218,7 @@ def _encode(
     if executor_factory is not None:
         executor = executor_factory(pipeline, logging_dir, tasks)
     else:
-        from datatrove.executor import LocalPipelineExecutor
+        from pipeline.local_executor import GuardedLocalExecutor
 
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
         if workers > 1:
@@ -220,7 +233,7 @@ def _encode(
                 label=f"tokenize {kind}",
             )
         else:
-            executor = LocalPipelineExecutor(
+            executor = GuardedLocalExecutor(
                 pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, skip_completed=False
             )
     executor.run()
@@ -468,26 +481,16 @@ def _bytes_per_token(docs: dict[str, np.ndarray], members: np.ndarray, languages
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-#: Written into a shard folder before anything else; only a folder that has it (or a tokenmill manifest) may
-#: have its ``logs/`` and ``.work/`` removed: ``--output`` may point at a folder that holds a user's own logs.
-OWNER_MARK = ".tokenmill-shards"
-
-
-def _clear_outputs(out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    owned = (out / OWNER_MARK).exists() or (out / MANIFEST).exists()
-    foreign = [name for name in (".work", "logs") if (out / name).exists() and not owned]
-    if foreign:
-        raise TokenizeError(
-            f"{out} already holds {' and '.join(foreign)} that tokenmill did not write; refusing to delete them: "
-            "choose a new or empty --output"
-        )
-    (out / OWNER_MARK).touch()
-    (out / MANIFEST).unlink(missing_ok=True)  # no stale manifest may describe half-written shards
+def _clear_outputs(out: Path) -> RunRecord:
+    """Claim ``out`` for tokenize (a folder tokenmill did not create is refused, ``pipeline.ownership``) and
+    remove what an earlier tokenize wrote there; return the folder's record."""
+    record = claim(out, "tokenize")
+    remove_owned(out / MANIFEST, record)  # no stale manifest may describe half-written shards
     for name in (TRAIN_DIR, HELDOUT_DIR):
-        remove_shards(out / name)
+        remove_shards(out / name, record)
     for name in (".work", "logs"):
-        shutil.rmtree(out / name, ignore_errors=True)
+        remove_owned(out / name, record)
+    return record
 
 
 def _config_hash(config: TokenizeConfig, mix: Mapping[str, SourceMix]) -> str:

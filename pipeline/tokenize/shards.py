@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.ownership import RunRecord, remove_owned
 from pipeline.shards.format import INDEX_SUFFIX, write_shard
 
 
@@ -65,10 +66,11 @@ def write_documents(
     return files
 
 
-def remove_shards(folder: Path) -> None:
-    """Delete the ``.ds``/``.ds.index`` files a previous run left in ``folder`` (and nothing else)."""
+def remove_shards(folder: Path, record: RunRecord) -> None:
+    """Delete the ``.ds``/``.ds.index`` files a previous run left in ``folder`` (and nothing else), each through
+    the shard folder's ``record`` (``pipeline.ownership.remove_owned``)."""
     if not folder.is_dir():
         return
     for path in folder.rglob("*"):
         if path.is_file() and (path.name.endswith((".ds", f".ds{INDEX_SUFFIX}")) or path.name.endswith(".partial")):
-            path.unlink()
+            remove_owned(path, record)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.errors import TokenmillError
+from pipeline.ownership import RunRecord, remove_owned
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -141,19 +142,22 @@ def pick_eos(tokenizer: Tokenizer, wanted: str, folder: Path | None = None) -> s
     )
 
 
-def save_tokenizer(tokenizer: Tokenizer, folder: Path, eos_token: str, source: Path | None = None) -> Path:
+def save_tokenizer(
+    tokenizer: Tokenizer, folder: Path, eos_token: str, record: RunRecord, source: Path | None = None
+) -> Path:
     """Write ``folder/tokenizer.json`` plus the files ``AutoTokenizer`` loads; return the tokenizer.json path.
 
     A reused tokenizer.json is copied byte for byte (its sha256 stays the base model's), with the
     ``tokenizer_config.json``/``special_tokens_map.json`` beside it when there are any (they may carry a chat
-    template or BOS settings); otherwise a ``tokenizer_config.json`` is written by transformers.
+    template or BOS settings); otherwise a ``tokenizer_config.json`` is written by transformers. ``record``: the
+    shard folder's (``pipeline.ownership``); an earlier run's files are removed only through it.
     """
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / TOKENIZER_FILE
     in_place = source is not None and source.resolve() == target.resolve()
     if not in_place:
         for name in HF_TOKENIZER_FILES:  # no file of an earlier run may survive next to a new tokenizer
-            (folder / name).unlink(missing_ok=True)
+            remove_owned(folder / name, record)
         if source is None:
             tokenizer.save(str(target))
         else:

@@ -13,7 +13,6 @@ from pipeline.config import CurationRecipe
 from pipeline.layout import RunDirError, RunLayout
 from pipeline.run import prepare_run_dir
 from pipeline.tokenize.config import TokenizeConfig
-from pipeline.tokenize.run import TokenizeError
 from tests.helpers.tokenize import write_run
 
 
@@ -29,7 +28,7 @@ def test_overwrite_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
     output = tmp_path / "mine"
     (output / "important").mkdir(parents=True)
     (output / "important" / "data.txt").write_text("keep me", encoding="utf-8")
-    with pytest.raises(RunDirError, match="not a tokenmill run directory"):
+    with pytest.raises(RunDirError, match="tokenmill did not create it"):
         prepare_run_dir(recipe_into(output, tmp_path / "in"), overwrite=True)
     assert (output / "important" / "data.txt").read_text(encoding="utf-8") == "keep me"
     assert not (output / "config.yaml").exists()
@@ -74,7 +73,7 @@ def test_tokenize_keeps_logs_it_did_not_write_and_reruns_into_its_own_output(tmp
     foreign = tmp_path / "out"
     (foreign / "logs").mkdir(parents=True)
     (foreign / "logs" / "app.log").write_text("a user's log", encoding="utf-8")
-    with pytest.raises(TokenizeError, match="did not write"):
+    with pytest.raises(RunDirError, match="tokenmill did not create it"):
         run_tokenize(tmp_path / "run", foreign, config)
     assert (foreign / "logs" / "app.log").read_text(encoding="utf-8") == "a user's log"
 
@@ -108,7 +107,7 @@ def test_curate_cli_refuses_before_prefect_starts(tmp_path: Path, monkeypatch: p
     recipe = Path(__file__).parents[2] / "configs" / "domain.yaml"
     args = ["curate", str(recipe), "--input", str(data), "--output", str(user), "--overwrite"]
     refused = runner.invoke(app, args)
-    assert refused.exit_code == 2 and "refusing to overwrite" in refused.output
+    assert refused.exit_code == 2 and "refusing to write into" in refused.output
     assert (user / "important" / "data.txt").read_text(encoding="utf-8") == "keep me"
 
     pipeline_missing = runner.invoke(app, ["pipeline", str(tmp_path / "nope.yaml")])
@@ -211,7 +210,7 @@ def test_a_second_run_on_one_output_is_refused_naming_the_holder(tmp_path: Path)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert holder.stdout.readline().strip() == b"held"
-        expected = rf"in use by another tokenmill run \(pid {holder.pid} on {re.escape(socket.gethostname())}, started "
+        expected = rf"is being written by pid {holder.pid} on {re.escape(socket.gethostname())} \(curate, started "
         with pytest.raises(RunDirError, match=expected), RunLayout.at(run).lock():
             pass
         with pytest.raises(RunDirError, match=expected):  # the CLI's early check, which creates nothing
@@ -245,7 +244,7 @@ def test_the_curate_flow_holds_the_lock(tmp_path: Path, prefect_harness) -> None
         recipe = recipe_into(run, tmp_path / "in")
         path = tmp_path / "recipe.yaml"
         path.write_text(yaml.safe_dump(recipe.model_dump(mode="json")), encoding="utf-8")
-        with pytest.raises(RunDirError, match="in use by another tokenmill run"):
+        with pytest.raises(RunDirError, match="is being written by pid"):
             curate(str(path))
         assert sorted(p.name for p in run.iterdir()) == [".tokenmill.lock"]
     finally:

@@ -7,6 +7,8 @@ import json
 import random
 from pathlib import Path
 
+from pipeline.ownership import claim
+
 
 class Words:
     """Random-word documents: distinct documents share almost no 5-word shingle."""
@@ -26,7 +28,9 @@ class Words:
 
 
 def write_curated(run_dir: Path, sources: dict[str, list[tuple[str, str]]], files: int = 2) -> None:
-    """``<run>/curated/<source>/<rank>.jsonl.gz`` as the curation run's JsonlWriter writes them."""
+    """``<run>/curated/<source>/<rank>.jsonl.gz`` as the curation run's JsonlWriter writes them (in a folder
+    claimed as a curation run, as ``prepare_run_dir`` does)."""
+    claim(run_dir, "curate")
     for source, docs in sources.items():
         folder = run_dir / "curated" / source
         folder.mkdir(parents=True, exist_ok=True)

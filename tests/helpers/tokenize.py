@@ -7,6 +7,8 @@ import json
 import random
 from pathlib import Path
 
+from pipeline.ownership import claim
+
 WORDS = (  # noqa: SIM905 - a word list reads better as one string
     "the of and to in is was for on that with as by at from market stock bond yield risk rate bank fund "
     "quarter revenue growth inflation policy model data river mountain city music history science"
@@ -34,7 +36,9 @@ def make_text(rng: random.Random, source: str, i: int, words: list[str] = WORDS)
 def write_run(
     root: Path, docs_per_source: dict[str, int], seed: int = 0, files: int = 2, tricky: str | None = None
 ) -> dict[str, list[str]]:
-    """A curation run dir with ``curated/<source>/0000N.jsonl.gz``; returns the texts per source."""
+    """A curation run dir with ``curated/<source>/0000N.jsonl.gz`` (claimed as a run, as ``prepare_run_dir`` does);
+    returns the texts per source."""
+    claim(root, "curate")
     rng = random.Random(seed)
     texts: dict[str, list[str]] = {}
     for source, count in docs_per_source.items():

@@ -219,3 +219,74 @@ def test_curation_run_accounts_for_contaminated_documents(tmp_path, corpus):
             rows += [json.loads(line) for line in handle]
     assert sorted(r["id"] for r in rows) == [f"leak{i}.txt" for i in range(3)]
     assert all(r["eval_set"] == "topics" and r["item"].startswith("t") for r in rows)
+
+
+class _Payload:
+    """Unpickling this opens (creates) ``marker``: the code-execution probe of issue 19 X1."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def _qa_stage(tmp_path: Path) -> DecontaminateStage:
+    path = tmp_path / "qa.txt"
+    path.write_text("What is the boiling point of water at sea level\nthe quick brown fox jumps over the lazy dog\n")
+    return DecontaminateStage(DecontaminateConfig(eval_sets=[str(path)]))
+
+
+def test_a_pickle_planted_in_the_run_folder_never_runs(tmp_path):
+    """X1: a payload at the old (``.pkl``) and the new (``.npz``) index path, the latter even with a card whose
+    SHA-256 matches it, is never executed; the index is rebuilt and the stage still finds its matches."""
+    import hashlib
+    import pickle
+
+    from pipeline.curate.decontaminate import INDEX_FORMAT, index_fingerprint
+
+    stage = _qa_stage(tmp_path)
+    folder = tmp_path / "run" / "stages" / "decontaminate"
+    folder.mkdir(parents=True)
+    marker = tmp_path / "marker"
+    payload = pickle.dumps(_Payload(marker))
+    stem = f"eval-index-{index_fingerprint(stage.config)}"
+    (folder / f"{stem}.pkl").write_bytes(payload)
+    (folder / f"{stem}.npz").write_bytes(payload)
+    card = {"format": INDEX_FORMAT, "sha256": hashlib.sha256(payload).hexdigest()}
+    (folder / f"{stem}.json").write_text(json.dumps(card))
+    pickle.loads(pickle.dumps(_Payload(tmp_path / "probe")))  # the probe itself works when unpickled
+    assert (tmp_path / "probe").exists()
+
+    path = stage.prepare_index(folder)
+    assert path.name == f"{stem}.npz" and not marker.exists()
+    rank = pickle.loads(pickle.dumps(stage))  # what a rank gets: loads the rebuilt file
+    rank.setup()
+    assert not marker.exists()
+    assert rank.process(Document(text="Q: what is the boiling point of water at sea level? A: 100 C", id="1"))
+    assert rank.process(Document(text="nothing to see here at all today", id="2")) is None
+    assert (folder / f"{stem}.pkl").read_bytes() == payload  # never opened, and not ours to delete
+
+
+def test_the_index_file_round_trips_and_a_changed_file_is_rebuilt(tmp_path):
+    import pickle
+
+    from pipeline.curate.decontaminate import EvalIndex
+
+    stage = _qa_stage(tmp_path)
+    path = stage.prepare_index(tmp_path / "idx")
+    loaded = EvalIndex.load(path)
+    built = EvalIndex(stage.config)
+    assert loaded is not None and loaded.stats == built.stats and loaded.vocab == built.vocab
+    assert [t[:3] for t in loaded.tables] == [t[:3] for t in built.tables]
+    words = normalize_words("so the quick brown fox jumps over the lazy dog again")
+    assert loaded.find(words)[1] == built.find(words)[1] == 1
+
+    data = bytearray(path.read_bytes())  # a byte changed after prepare_index checked it: the rank rebuilds
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert EvalIndex.load(path) is None
+    rank = pickle.loads(pickle.dumps(stage))
+    rank.setup()
+    assert rank.stats["eval_index_rebuilt"].total == 1
+    assert stage.prepare_index(tmp_path / "idx") == path and EvalIndex.load(path) is not None  # parent rebuilds

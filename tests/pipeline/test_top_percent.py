@@ -232,7 +232,7 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
     }
     layout, summary, _ = curate_run(load_recipe(write_recipe(tmp_path, data)))
     assert len(built) == 1  # two sources x two ranks, one index
-    assert len(list(layout.stage_dir("decontaminate").glob("eval-index-*.pkl"))) == 1
+    assert len(list(layout.stage_dir("decontaminate").glob("eval-index-*.npz"))) == 1
     assert all(s["dropped"]["decontaminate"] == {"contaminated_topics": 1} for s in summary["sources"])
     entry = summary["decontamination"]["eval_sets"]["topics"]
     item = f"t{items.index(passage)}"

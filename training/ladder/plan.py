@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.ownership import claim
 from training.config import TrainConfig
 from training.ladder.config import LadderConfig, LadderError
 from training.ladder.sizes import Branch, Rung, ladder_shape, make_rung, rung_shape
@@ -153,6 +154,7 @@ def prepare_output(plan: LadderPlan) -> Path:
     """Create the ladder folder and record the plan in ``ladder.json``; refuse a folder planned otherwise
     (its trunks were trained under other sizes, batches or schedules and cannot be continued)."""
     out = Path(plan.config.output)
+    claim(out, "ladder")  # a folder tokenmill did not create is refused before anything is written
     record = out / "ladder.json"
     planned = plan.to_dict()
     if record.is_file():

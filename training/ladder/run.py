@@ -12,11 +12,12 @@ ladder's ETA: training/progress.py.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.lock import hold
+from pipeline.ownership import record_of, remove_owned
 from training.checkpoint import step_dir
 from training.config import TrainConfig
 from training.evals.run import evaluate_model
@@ -129,9 +130,10 @@ def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = No
         tasks = evaluate_model(summary["final"], plan.config.tasks)
         result["tasks"] = {name: t.accuracy for name, t in tasks.tasks.items()}
     # the final export is only needed for its held-out loss (and tasks); checkpoints stay for a resumed cool-down
-    shutil.rmtree(output / "final", ignore_errors=True)
+    record = record_of(output)
+    remove_owned(output / "final", record)
     (output / RESULT).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(output / "checkpoints", ignore_errors=True)  # result.json marks it done: no resume needed
+    remove_owned(output / "checkpoints", record)  # result.json marks it done: no resume needed
     write_runs_csv(plan)
     return result
 
@@ -148,7 +150,11 @@ def run_ladder(
 ) -> dict[str, Any]:
     """Plan, train every trunk and branch (skipping finished ones), fit and report; return the report's JSON."""
     say = say or (lambda _message: None)
-    plan = plan_ladder(config)
+    with hold(config.output, "ladder"):  # a second ladder (or any command) on this folder is refused at once
+        return _run_ladder(plan_ladder(config), plan_options, say)
+
+
+def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None]) -> dict[str, Any]:
     prepare_output(plan)
     branches = [(rung, branch) for rung in plan.rungs for branch in rung.branches]
     progress = JobProgress(
