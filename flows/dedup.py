@@ -14,6 +14,7 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_dedup_artifact
+from flows.results import NOT_PERSISTED
 from pipeline.lock import hold
 
 
@@ -39,7 +40,7 @@ def _config(config: dict[str, Any]):
     return DedupConfig.model_validate(config)
 
 
-@task(name="dedup-plan")
+@task(name="dedup-plan", **NOT_PERSISTED)
 def plan_task(
     source: dict[str, Any],
     output_dir: str,
@@ -57,14 +58,14 @@ def plan_task(
     return dataclasses.asdict(plan)
 
 
-@task(name="dedup-signatures")
+@task(name="dedup-signatures", **NOT_PERSISTED)
 def signatures_task(plan: dict[str, Any], config: dict[str, Any], executor: dict[str, Any] | None) -> None:
     from pipeline.dedup.run import dedup_signatures
 
     dedup_signatures(_plan(plan), _config(config), _executor_factory(executor))
 
 
-@task(name="dedup-cluster")
+@task(name="dedup-cluster", **NOT_PERSISTED)
 def cluster_task(
     plan: dict[str, Any], config: dict[str, Any], priority: dict[str, int], executor: dict[str, Any] | None
 ) -> None:
@@ -73,14 +74,14 @@ def cluster_task(
     dedup_cluster(_plan(plan), _config(config), priority, _executor_factory(executor))
 
 
-@task(name="dedup-filter")
+@task(name="dedup-filter", **NOT_PERSISTED)
 def filter_task(plan: dict[str, Any], executor: dict[str, Any] | None) -> None:
     from pipeline.dedup.run import dedup_filter
 
     dedup_filter(_plan(plan), _executor_factory(executor))
 
 
-@task(name="dedup-finish")
+@task(name="dedup-finish", **NOT_PERSISTED)
 def finish_task(plan: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     from pipeline.dedup.run import dedup_finish
 

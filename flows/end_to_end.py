@@ -14,7 +14,6 @@ where that name would shadow the ``pipeline`` package (and ``tokenize.py`` would
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,12 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_markdown, publish_stage_artifacts
+from flows.results import NOT_PERSISTED, PERSISTED, must_refresh
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
+from pipeline.ownership import check_claim, claim
 from training.recipe import Recipe, load_recipe
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
@@ -51,7 +52,7 @@ def _cache_key(context, parameters: dict[str, Any]) -> str:  # noqa: ANN001
 
 
 STAGE_TASK = {
-    "persist_result": True,
+    **PERSISTED,  # JSON written, only JSON read back (flows.results): no pickle from a shared PREFECT_HOME
     "cache_key_fn": _cache_key,
     "retries": 2,
     "retry_delay_seconds": [10, 60],
@@ -132,20 +133,22 @@ def train_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
 def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
     """Keep ``output`` for this training key: a rerun with the same key resumes its checkpoints; a folder
     trained under other settings or shards is moved to ``<output>.<old key>`` (kept, never deleted)."""
+    check_claim(output, "train")  # a folder tokenmill did not create is neither moved nor written
     marker = output / ".pipeline-key"
     previous = marker.read_text(encoding="utf-8").strip() if marker.exists() else None
     moved = None
     if output.exists() and any(output.iterdir()) and previous != cache_key:
-        moved = output.with_name(f"{output.name}.{(previous or 'unkeyed')[:12]}")
-        if moved.exists():
-            shutil.rmtree(moved)
+        moved, n = output.with_name(f"{output.name}.{(previous or 'unkeyed')[:12]}"), 1
+        while moved.exists() or moved.is_symlink():  # an earlier one set aside under that key: keep it too
+            n += 1
+            moved = output.with_name(f"{output.name}.{(previous or 'unkeyed')[:12]}-{n}")
         output.rename(moved)
-    output.mkdir(parents=True, exist_ok=True)
+    claim(output, "train")
     marker.write_text(cache_key, encoding="utf-8")
     return moved
 
 
-@task(name="report")
+@task(name="report", **NOT_PERSISTED)
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report (the dedup section is the account task's) and the one funnel: raw
     records → documents → tokens → steps."""
@@ -212,7 +215,7 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
     from pipeline.run import resolve_run
 
     resolved = resolve_run(load_recipe(recipe), None, output)
-    with RunLayout.at(resolved.output_dir).lock():  # a second run into the same folder is refused at once
+    with RunLayout.at(resolved.output_dir).lock("pipeline"):  # a second run into the same folder is refused at once
         return _pipeline_locked(resolved, force)
 
 
@@ -221,7 +224,7 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     from pipeline.run import prepare_run_dir, source_mix
 
     logger = get_run_logger()
-    layout = prepare_run_dir(resolved)
+    layout = prepare_run_dir(resolved, command="pipeline")
     logger.info("run directory %s", layout.root)
     run_dir = str(layout.root)
     results: dict[str, Any] = {}
@@ -237,7 +240,7 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     for source in resolved.sources:
         key = digest("curate", curation_fingerprint(resolved, source))
         outputs_present = (layout.curated(source.name)).is_dir()
-        curate_source_task.with_options(**STAGE_TASK, refresh_cache=not outputs_present)(
+        curate_source_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, outputs_present))(
             resolved, source.name, run_dir, cache_key=key
         )
         curate_keys[source.name] = key
@@ -253,7 +256,7 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
             pipeline_code,
         )
         present = all(layout.deduped(s.name).is_dir() for s in resolved.sources)
-        results["dedup"] = dedup_task.with_options(**STAGE_TASK, refresh_cache=not present)(
+        results["dedup"] = dedup_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, present))(
             resolved, run_dir, cache_key=key
         )
         upstream = key
@@ -269,7 +272,7 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
             "tokenize", resolved.stages.tokenize.model_dump(mode="json"), source_mix(resolved), upstream, pipeline_code
         )
         present = (layout.shards / "manifest.json").exists()
-        results["tokenize"] = tokenize_task.with_options(**STAGE_TASK, refresh_cache=not present)(
+        results["tokenize"] = tokenize_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, present))(
             resolved, run_dir, cache_key=key
         )
         upstream = key
@@ -285,7 +288,8 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
                 upstream,
                 code_version("training"),
             )
-            results["plan"] = plan_stage(resolved, force, cache_key=plan_key)
+            refresh = True if must_refresh(plan_key) else None  # None: Prefect's own setting decides
+            results["plan"] = plan_stage.with_options(refresh_cache=refresh)(resolved, force, cache_key=plan_key)
             progress.advance()
 
         if resolved.train is not None:
@@ -294,7 +298,9 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
                 "train", train_cfg.model_dump(mode="json", exclude={"force"}), upstream, code_version("training")
             )
             present = (Path(train_cfg.output) / "final").is_dir()
-            results["train"] = train_stage.with_options(refresh_cache=not present)(resolved, force, cache_key=key)
+            results["train"] = train_stage.with_options(refresh_cache=must_refresh(key, present))(
+                resolved, force, cache_key=key
+            )
             progress.advance()
 
     summary = report_stage(resolved, results)

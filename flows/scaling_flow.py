@@ -15,9 +15,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from flows.results import NOT_PERSISTED
 
 
-@task(name="ladder-branch", task_run_name="ladder-{width}-tpp-{tokens_per_param}")
+@task(name="ladder-branch", **NOT_PERSISTED, task_run_name="ladder-{width}-tpp-{tokens_per_param}")
 def branch_task(config: dict[str, Any], width: int, tokens_per_param: float) -> dict[str, Any]:
     from training.ladder import load_ladder_config, plan_ladder, train_branch
 
@@ -27,7 +28,7 @@ def branch_task(config: dict[str, Any], width: int, tokens_per_param: float) -> 
     return train_branch(plan, rung, branch)
 
 
-@task(name="ladder-fit")
+@task(name="ladder-fit", **NOT_PERSISTED)
 def fit_task(config: dict[str, Any], plan_options: dict[str, Any] | None) -> dict[str, Any]:
     from training.ladder import finish_ladder, load_ladder_config, plan_ladder
     from training.plan.options import PlanOptions

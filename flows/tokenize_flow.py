@@ -14,10 +14,11 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_shards_artifact
+from flows.results import NOT_PERSISTED
 from pipeline.shards.format import ShardManifest, SourceEntry
 
 
-@task(name="tokenize-shards")
+@task(name="tokenize-shards", **NOT_PERSISTED)
 def tokenize_task(
     input_path: str,
     output_dir: str,

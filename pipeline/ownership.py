@@ -78,6 +78,7 @@ WRITES: dict[str, tuple[str, ...]] = {
         "logs",
         "result.json",
         "launch_config.yaml",
+        ".pipeline-key",
     ),
     "ladder": ("size-*", "runs.csv", "fit.json", "fit.png", "ladder.json", "ladder_report.md", "ladder_report.json"),
     "ablate": ("raw", "curated", "probe", "reference", "ablation_report.md", "ablation_report.json", "*.png"),

@@ -23,7 +23,9 @@ def register(app: typer.Typer) -> None:
         from training.recipe import load_recipe
 
         try:  # a typo or a folder another run holds fails here, before Prefect (and its server) start
-            RunLayout.at(resolve_run(load_recipe(recipe), None, output).output_dir).check_unlocked()
+            layout = RunLayout.at(resolve_run(load_recipe(recipe), None, output).output_dir)
+            layout.check_unlocked()
+            layout.check_clearable("pipeline")  # a folder tokenmill did not create: refused, untouched
         except FileNotFoundError as error:  # a TokenmillError goes to flows.cli's one handler
             print_error(str(error))
             raise typer.Exit(2) from None
