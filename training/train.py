@@ -230,6 +230,9 @@ def _set_up(config: TrainConfig) -> tuple[Run, Any]:
     _build(run)
     if state is not None:
         _restore(run, checkpoint, state, branching, say)
+    elif run.main:  # no complete checkpoint (a run killed during its first one): its rows are recomputed
+        truncate_rows(run.output / METRICS, 0)
+        truncate_rows(run.output / EVAL, 0)
     if config.tensorboard:
         accelerator.init_trackers("tensorboard", config=hparams(run.cfg))
     cfg, world = run.cfg, accelerator.num_processes
@@ -302,7 +305,8 @@ def _build(run: Run) -> None:
 def _restore(run: Run, checkpoint: Path, state: dict[str, Any], branching: bool, say: Any) -> None:
     """Load a checkpoint's weights, optimizer and loop state; drop the metrics rows logged after it."""
     data_ranks = data_world(run.config, run.accelerator.num_processes)
-    run.accelerator.load_state(str(checkpoint))
+    # optimizer, scheduler and sampler state through torch.load(weights_only=True): a checkpoint never runs code
+    run.accelerator.load_state(str(checkpoint), load_kwargs={"weights_only": True})
     run.step, run.tokens_seen = int(state["step"]), int(state["tokens"])
     run.elapsed_before = float(state.get("elapsed_s") or 0.0)
     run.best_loss = math.inf if state.get("best_loss") is None else float(state["best_loss"])

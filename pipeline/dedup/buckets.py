@@ -199,7 +199,7 @@ def load_exact(exact_dir: str, units: int) -> dict[str, np.ndarray]:
         path = os.path.join(exact_dir, f"{unit:05d}.npz")
         if not os.path.exists(path):
             raise store.DedupStateError(f"{path}: exact unit {unit} is missing; rerun the dedup stage to resume")
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             for name in parts:
                 parts[name].append(data[name])
     return {k: np.concatenate(v) if v else np.empty(0, np.int64) for k, v in parts.items()}

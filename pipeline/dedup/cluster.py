@@ -91,7 +91,7 @@ def load_pairs(bucket_dir: str, units: int) -> np.ndarray:
         path = os.path.join(bucket_dir, f"{unit:05d}.npy")
         if not os.path.exists(path):
             raise DedupStateError(f"{path}: bucket unit {unit} is missing; rerun the dedup stage to resume")
-        parts.append(np.load(path))
+        parts.append(np.load(path, allow_pickle=False))
     if not parts:
         return np.empty((0, 2), np.int64)
     return np.unique(np.concatenate(parts), axis=0)

@@ -283,7 +283,7 @@ def _load_parts(encoded: Path, dtype: np.dtype) -> tuple[DocumentTable, dict[str
                 continue
             tokens = open_tokens(Path(f"{base}.ds"), dtype, meta["tokens"])
             ends = read_index(Path(f"{base}.ds"), meta["documents"]).astype(np.int64)
-            doc_columns = np.load(f"{base}.docs.npz")
+            doc_columns = np.load(f"{base}.docs.npz", allow_pickle=False)
             lang_map = np.array([_intern(info["languages"], lang) for lang in meta["languages"]], dtype=np.int64)
             table.parts.append(tokens)
             columns["part"].append(np.full(len(ends), len(table.parts) - 1, dtype=np.int64))

@@ -107,6 +107,19 @@ def test_sigterm_then_rerun_gives_exactly_the_uninterrupted_losses(shards, basel
     assert max(abs(got[s] - reference[s]) for s in reference) < 1e-6
 
 
+def test_a_kill_during_the_first_checkpoint_repeats_no_step(shards, tmp_path) -> None:
+    """Issue 19 item 7: killed while writing its first checkpoint, a run restarts from step 0; the rows the killed
+    attempt logged are recomputed, so they are dropped, not logged twice."""
+    output = tmp_path / "train"
+    run_training(config(shards, output, max_steps=3, ckpt_every=0, eval_every=0))
+    # what kill -9 during the first save leaves: metrics rows, a half-written step_N.partial, no final/
+    (output / "checkpoints" / "step_0000003").rename(output / "checkpoints" / "step_0000003.partial")
+    shutil.rmtree(output / "final")
+    again = run_training(config(shards, output, max_steps=3, ckpt_every=0, eval_every=0))
+    assert again["resumed_from"] is None and again["status"] == "completed"
+    assert [row["step"] for row in read_rows(output / "metrics.jsonl")] == [1, 2, 3]
+
+
 def test_max_steps_k_then_n_continues_exactly(shards, baseline, tmp_path) -> None:
     output = tmp_path / "train"
     first = run_training(config(shards, output, max_steps=6, ckpt_every=0))
