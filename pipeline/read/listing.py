@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from datatrove.data import Document, DocumentsPipeline
 
 from pipeline.layout import LOCK_NAME, RUN_HEADER
+from pipeline.ownership import RECORD_NAME
 
 #: counter prefix of a listed entry that is not a regular file (``not_regular_fifo``…)
 NOT_REGULAR = "not_regular_"
@@ -73,9 +74,10 @@ def file_kind(full_path: str) -> tuple[str | None, bool]:
 
 
 def is_run_folder(folder: str) -> bool:
-    """A folder tokenmill writes a run into: its ``config.yaml`` starts with tokenmill's header, or it holds the
-    run lock (a first run holds it before it writes anything else)."""
-    if os.path.lexists(os.path.join(folder, LOCK_NAME)):
+    """A folder tokenmill writes a run into: it has the record of what tokenmill wrote there
+    (``pipeline.ownership``), its ``config.yaml`` starts with tokenmill's header, or it holds the run lock (a first
+    run holds it before it writes anything else)."""
+    if os.path.lexists(os.path.join(folder, LOCK_NAME)) or os.path.lexists(os.path.join(folder, RECORD_NAME)):
         return True
     try:
         with open(os.path.join(folder, "config.yaml"), "rb") as handle:
