@@ -120,16 +120,29 @@ def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]]
         return _train(config, on_step)
 
 
+#: Set for the processes a training launch starts: the launcher holds this output folder for them.
+HELD_BY_LAUNCHER = "TOKENMILL_TRAIN_OUTPUT_HELD"
+
+
 @contextmanager
 def holding_output(output: str | Path) -> Iterator[None]:
-    """Lock and claim a training folder, unless this is one of ``accelerate launch``'s processes (``LOCAL_RANK``
-    set): the launcher (``training.launch``) holds it for them, and N ranks cannot all hold one lock."""
-    if "LOCAL_RANK" in os.environ:
+    """Lock and claim a training folder, unless this is a process ``training.launch`` started for it (``LOCAL_RANK``
+    set, or ``HELD_BY_LAUNCHER`` naming it): the launcher holds it for them, and N ranks cannot all hold one lock."""
+    key = str(Path(output).resolve())
+    if "LOCAL_RANK" in os.environ or os.environ.get(HELD_BY_LAUNCHER) == key:
         yield
         return
     with hold(output, "train"):
         claim(output, "train")
-        yield
+        previous = os.environ.get(HELD_BY_LAUNCHER)
+        os.environ[HELD_BY_LAUNCHER] = key  # inherited by what is launched from here
+        try:
+            yield
+        finally:
+            if previous is None:
+                os.environ.pop(HELD_BY_LAUNCHER, None)
+            else:
+                os.environ[HELD_BY_LAUNCHER] = previous
 
 
 def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] | None) -> dict:
