@@ -29,6 +29,30 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, float]:
     return result
 
 
+def _write_shards(
+    input_path: Path, output: Path, base: dict[str, Any], sources: dict, factory: Any, recipe_hash: str | None
+) -> dict[str, Any]:
+    """``run_tokenize`` for the command: an output another command writes, or that tokenmill did not create, is
+    refused first (one line, exit 2, nothing touched); an input error is one line, exit 1."""
+    from pipeline import progress
+    from pipeline.lock import RunDirError, check_free
+    from pipeline.ownership import check_claim
+    from pipeline.tokenize.config import TokenizeConfig
+    from pipeline.tokenize.run import run_tokenize
+
+    check_free(output)
+    check_claim(output, "tokenize")
+    try:
+        config = TokenizeConfig.model_validate(base)
+        with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
+            return run_tokenize(input_path, output, config, sources, executor_factory=factory, recipe_hash=recipe_hash)
+    except RunDirError:
+        raise  # flows.cli's handler: one line, exit 2 (the lock was taken meanwhile)
+    except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
+        print_error(str(error))  # exit 1, as before: the run itself failed
+        raise typer.Exit(1) from None
+
+
 def tokenize(
     input_path: Path = typer.Option(..., "--input", "-i", help="curation run dir, curated/ folder, or JSONL/Parquet"),
     output: Path = typer.Option(..., "--output", "-o", help="shards folder to write (e.g. runs/demo/shards)"),
@@ -66,13 +90,8 @@ def tokenize(
     workers: int | None = typer.Option(None, "--workers", metavar="N", help="concurrent encoding ranks"),
 ) -> None:
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
-    from pipeline import progress
     from pipeline.console import make_console
-    from pipeline.lock import RunDirError, check_free
-    from pipeline.ownership import check_claim
     from pipeline.shards.format import MANIFEST, ShardManifest
-    from pipeline.tokenize.config import TokenizeConfig
-    from pipeline.tokenize.run import run_tokenize
     from training.recipe import load_recipe
 
     console = make_console()
@@ -116,19 +135,7 @@ def tokenize(
     base.update({k: v for k, v in overrides.items() if v is not None})
     if vocab_size is not None:
         base["tokenizer"] = None
-    check_free(output)  # another command writes it, or tokenmill did not create it: one line, exit 2, untouched
-    check_claim(output, "tokenize")
-    try:
-        config = TokenizeConfig.model_validate(base)
-        with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
-            manifest = run_tokenize(
-                input_path, output, config, sources, executor_factory=factory, recipe_hash=recipe_hash
-            )
-    except RunDirError:
-        raise  # flows.cli's handler: one line, exit 2 (the lock was taken meanwhile)
-    except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
-        print_error(str(error))  # exit 1, as before: the run itself failed
-        raise typer.Exit(1) from None
+    manifest = _write_shards(input_path, output, base, sources, factory, recipe_hash)
     _print_summary(console, ShardManifest.from_dict(manifest, output / MANIFEST), output)
     _count_workers(input_path, output)
 
