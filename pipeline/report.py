@@ -20,6 +20,7 @@ from pipeline.layout import RunLayout
 from pipeline.markdown import md_code, md_text, md_url
 from pipeline.redact import cut_at_token
 from pipeline.shards.format import ShardManifest
+from pipeline.wording import index_hint, missing_text_warning, pct
 
 #: pipeline order (pipeline/curate/build.py); classify's top_percent pass runs after dedup but its drops carry stage
 #: classify, so they are counted there
@@ -141,14 +142,6 @@ def _plot_lengths(lengths: list[int], path: Path) -> None:
         ax.set_title("Document length (kept)")
 
 
-def pct(part: float, whole: float) -> str:
-    """``part`` as a percentage of ``whole``, rounded for reading (``—`` when ``whole`` is 0)."""
-    if not whole:
-        return "—"
-    share = 100 * part / whole
-    return f"{share:.0f} %" if share >= 99.95 or share == 0 else f"{share:.1f} %"
-
-
 def stage_rows(account: SourceAccount) -> list[dict[str, Any]]:
     """Documents into and out of each stage (``funnel`` order), so that every row adds up:
     ``in − dropped + routed_in − routed_out = out`` (the routing rows move documents between sources and drop
@@ -174,28 +167,6 @@ def _signed_routing(row: dict[str, Any]) -> str:
     if row["routed_out"]:
         return f"−{row['routed_out']:,}"
     return ""
-
-
-def missing_text_warning(source: str, missing: int, read: int, key: str, fields: list[str], how: str) -> str:
-    """The wrong-text-key warning (curate, dedup and tokenize say it the same way): how many rows had no field
-    ``key``, the fields those rows had, and ``how`` to set the right one."""
-    every = "every document" if missing == read else f"{missing:,} of {read:,} documents ({pct(missing, read)})"
-    seen = ", ".join(fields) or "none recorded"
-    return (
-        f"{source}: {every} read had no text field {key!r} (read/missing_text); fields seen in those rows: {seen}; "
-        f"{how}"
-    )
-
-
-def index_hint(index: str | None) -> str:
-    """What to add to a "nothing kept" warning when a persistent dedup index may be why."""
-    if not index:
-        return ""
-    return (
-        f"; this run dedups against the persistent index {index}, so documents that earlier runs kept count as "
-        "duplicates — to curate this input afresh, run without it (recipe stages: {dedup: {index: null}}; "
-        "tokenmill dedup: leave out --index) or point it at a new folder"
-    )
 
 
 def curation_warnings(

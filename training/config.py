@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
 from pipeline.errors import TokenmillError
-from training.plan.units import count_field
+from training.units import count_field
 
 SCRATCH_LR = 3e-4  # Llama/TinyLlama-range peak for 0.1-7B decoders with AdamW(0.9, 0.95)
 ADAPT_LR = 1e-4  # re-warm peak for continued pre-training when the base model's peak is unknown

@@ -14,7 +14,7 @@ from training.config import TrainConfig
 from training.gpus import detect_gpu
 from training.modeling import architecture, base_peak_lr, model_seq_len, resolve_init_from, shards_tokenizer
 from training.plan.gate import plan_gate, train_plan_options
-from training.plan.units import PlanError
+from training.units import PlanError
 
 
 class GateError(TokenmillError, ValueError):

@@ -10,7 +10,7 @@ from typing import Any
 from pipeline.report import save_figure
 from training.config import TrainConfig
 from training.metrics import EVAL, METRICS, read_rows
-from training.plan.units import per_param
+from training.units import per_param
 
 
 def summary_of(cfg, output, step, stopped, resumed_from, final, eval_results, n_params, precision, warnings) -> dict:

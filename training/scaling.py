@@ -38,7 +38,7 @@ from pipeline.errors import TokenmillError
 from pipeline.report import save_figure
 from training.plan.laws import ScalingFit
 from training.plan.report import finish_nd_axes
-from training.plan.units import PlanError, parse_count
+from training.units import PlanError, parse_count
 
 HUBER_DELTA = 1e-3
 GRID = {

@@ -43,10 +43,10 @@ def ablate_command(
     from training.checkpoint import CheckpointMismatch
     from training.config import TrainConfigError
     from training.modeling import ModelSetupError
-    from training.plan.units import PlanError
     from training.preflight import GateError
     from training.recipe import load_recipe
     from training.steps import TrainingDiverged
+    from training.units import PlanError
 
     def fail(message: str, code: int = 2) -> None:
         print_error(message)

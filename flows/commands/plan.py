@@ -61,7 +61,7 @@ def plan_command(
     """Check a planned LLM against a Chinchilla compute/data budget: FLOPs, optimal N/D, memory, time, verdict."""
     from training.plan.options import PlanOptions, load_plan_options, plan_from_options
     from training.plan.planner import check
-    from training.plan.units import PlanError
+    from training.units import PlanError
 
     given: dict[str, Any] = {
         "model": model,
@@ -119,7 +119,7 @@ def plan_command(
 def _validate_flags(model_cls: Any, overrides: dict[str, Any]) -> Any:
     from pydantic import ValidationError
 
-    from training.plan.units import PlanError
+    from training.units import PlanError
 
     try:
         return model_cls.model_validate(overrides)
@@ -137,7 +137,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
     from pipeline.console import make_console
     from training.gpus import GIB
     from training.plan.report import flops_convention, memory_verdict, suggestion_label
-    from training.plan.units import human, per_param
+    from training.units import human, per_param
 
     console = make_console(stderr=False)
     table = Table(show_header=False, box=None, pad_edge=False)

@@ -105,10 +105,10 @@ def ladder_command(
     from training.config import TrainConfigError
     from training.ladder import LadderError, load_ladder_config, run_ladder
     from training.modeling import ModelSetupError
-    from training.plan.units import PlanError
     from training.preflight import GateError
     from training.scaling import ScalingFitError
     from training.steps import TrainingDiverged
+    from training.units import PlanError
 
     try:
         shards, options = _ladder_inputs(recipe, shards, gpu, gpu_hours, flops, dry_run)
@@ -222,7 +222,7 @@ def _ladder_values(
 def _shards_plan_options(shards: Path, gpu: str | None, gpu_hours: float | None, flops: str | None):
     """The implied plan for bare shards: the given budget, else one epoch of the shards' training tokens."""
     from training.plan.options import PlanOptions, manifest_info
-    from training.plan.units import PlanError
+    from training.units import PlanError
 
     manifest = shards / "manifest.json"
     if not manifest.is_file():

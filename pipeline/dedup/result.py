@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.accounting import missing_text_fields
 from pipeline.markdown import md_code
-from pipeline.report import index_hint, missing_text_warning
+from pipeline.wording import index_hint, missing_text_warning
 
 
 class SourceCounts(BaseModel):

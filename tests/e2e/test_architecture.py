@@ -102,3 +102,66 @@ def test_no_citation_of_a_file_outside_the_repository() -> None:
     files = [p for folder in folders for p in (REPO / folder).rglob("*") if p.suffix in (".py", ".md", ".yaml")]
     cited = [str(p.relative_to(REPO)) for p in files + [REPO / "README.md"] if outside in p.read_text("utf-8")]
     assert cited == []
+
+
+def _unit(module: str) -> str:
+    """A unit: a sub-package (``pipeline.curate``) or a root module (``pipeline.report``) of a layer."""
+    return ".".join(module.split(".")[:2])
+
+
+def _unit_cycles(graph) -> list[set[str]]:
+    """Strongly connected sets of more than one unit in the unit graph (Tarjan)."""
+    edges: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        for target, _ in targets:
+            if _unit(source) != _unit(target):
+                edges.setdefault(_unit(source), set()).add(_unit(target))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            members = set()
+            while True:
+                member = stack.pop()
+                members.add(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                cycles.append(members)
+
+    for node in sorted(edges):
+        if node not in index:
+            connect(node)
+    return cycles
+
+
+#: The one cycle among units left (issue 24): the recipe model (``pipeline.config``) imports every stage's
+#: config from the stage's package, and the stages import the recipe. A new unit in it, or any other cycle among
+#: units, fails here; the set only shrinks.
+KNOWN_UNIT_CYCLE = {
+    "pipeline.accounting",
+    "pipeline.classify",
+    "pipeline.config",
+    "pipeline.curate",
+    "pipeline.dedup",
+    "pipeline.executor",
+    "pipeline.report",
+    "pipeline.tokenize",
+}
+
+
+def test_no_new_cycle_among_units(graph) -> None:
+    cycles = _unit_cycles(graph)
+    assert [sorted(c) for c in cycles if not c <= KNOWN_UNIT_CYCLE] == []
+    assert not any(u.startswith(("training", "flows")) for c in cycles for u in c)  # training.config ↔ plan: gone

@@ -55,8 +55,8 @@ def test_every_project_error_is_a_tokenmill_error_and_keeps_its_builtin_base() -
     from pipeline.errors import TokenmillError
     from pipeline.read import InputError
     from pipeline.shards.format import ShardError
-    from training.plan.units import PlanError
     from training.preflight import GateError
+    from training.units import PlanError
 
     for cls, builtin in (
         (RecipeError, ValueError),

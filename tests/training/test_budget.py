@@ -20,7 +20,7 @@ from training.plan.laws import compute_optimal, flops_per_token
 from training.plan.memory import estimate_memory, korthikanti_bytes, layer_activation_bytes_per_token
 from training.plan.options import PlanOptions, manifest_info, plan_from_options
 from training.plan.planner import check, plan
-from training.plan.units import PlanError, parse_count
+from training.units import PlanError, parse_count
 
 REPO = Path(__file__).resolve().parents[2]
 

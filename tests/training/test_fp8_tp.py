@@ -20,8 +20,8 @@ from training.models import count_params, load_shape
 from training.parallel import accelerator_kwargs, fp8_module_filter, fp8_problems
 from training.plan.hardware import Hardware
 from training.plan.memory import estimate_memory, tp_local_params
-from training.plan.units import PlanError
 from training.train import run_training
+from training.units import PlanError
 
 ROOT = Path(__file__).resolve().parents[2]
 

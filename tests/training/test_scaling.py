@@ -17,7 +17,6 @@ from flows.cli import app
 from training.plan.laws import FITS, ScalingFit, load_fit
 from training.plan.options import PlanOptions, plan_from_options
 from training.plan.planner import plan
-from training.plan.units import PlanError
 from training.scaling import (
     GRID,
     Runs,
@@ -27,6 +26,7 @@ from training.scaling import (
     objective,
     read_runs,
 )
+from training.units import PlanError
 
 # Chinchilla's published Approach-3 constants (Hoffmann et al. 2022): the law the synthetic runs come from
 TRUE = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}

@@ -10,8 +10,8 @@ from typing import Any
 from training.ladder.check import holdout_check, holdout_lines
 from training.ladder.plan import LadderPlan, read_result, write_runs_csv
 from training.plan.options import plan_from_options
-from training.plan.units import PlanError
 from training.scaling import fit_runs, read_runs, write_fit
+from training.units import PlanError
 
 REPORT_MD = "ladder_report.md"
 REPORT_JSON = "ladder_report.json"

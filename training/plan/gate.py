@@ -17,7 +17,7 @@ from pipeline.config_base import field_errors
 from training.models import ModelShape
 from training.plan.options import PlanOptions, plan_from_options
 from training.plan.planner import Plan, check
-from training.plan.units import PlanError
+from training.units import PlanError
 
 DEFAULT_GPU = "H100-SXM"  # what a CPU run (no CUDA device, no gpu: named) is planned for
 NO_GPU_NOTE = (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from training.gpus import GPU, UnknownGPUError, get_gpu
-from training.plan.units import PlanError, require_positive
+from training.units import PlanError, require_positive
 
 DEFAULT_MFU = 0.40  # docs/reference.md: 39-47 % with torch.compile on one H200; a plain loop reaches ~25-40 %
 

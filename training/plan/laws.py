@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from training.models import ModelShape
-from training.plan.units import PlanError, require_positive
+from training.units import PlanError, require_positive
 
 TOKENS_PER_PARAM = 20.0  # the Chinchilla rule of thumb; reproduces Table 3 within 5 %
 

@@ -16,7 +16,7 @@ from training.models import ModelError, ModelShape, load_shape
 from training.plan.hardware import DEFAULT_MFU, Attention, Budget, Data, Hardware, Precision, Strategy
 from training.plan.laws import FIT_FILE, FITS, TOKENS_PER_PARAM, Convention, load_fit, looks_like_fit_path
 from training.plan.planner import Plan, plan
-from training.plan.units import PlanError, count_field, human
+from training.units import PlanError, count_field, human
 
 
 class PlanOptions(StrictModel):

@@ -29,7 +29,7 @@ from training.plan.laws import (
     optimal_by_rule,
 )
 from training.plan.memory import HEADROOM_SHARE, Memory, cheapest_fit, estimate_memory
-from training.plan.units import PlanError, human, per_param, require_positive
+from training.units import PlanError, human, per_param, require_positive
 
 OPTIMAL_BAND = 1.5  # compute-optimal when tokens/param lies within [20/1.5, 20·1.5]
 USEFUL_EPOCHS = 4.0  # Muennighoff et al. 2023: up to ~4 epochs repeated data is almost as good as fresh

@@ -17,7 +17,7 @@ from training.gpus import GIB
 from training.plan.laws import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, ScalingFit
 from training.plan.memory import HEADROOM_SHARE
 from training.plan.planner import Plan, check
-from training.plan.units import human, per_param
+from training.units import human, per_param
 
 PNG_NAME = "plots/plan.png"
 
