@@ -22,7 +22,6 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from pipeline.curate.routing import routed_in_folders
 from pipeline.errors import TokenmillError
 from pipeline.layout import RunLayout
 from pipeline.read.listing import NOT_REGULAR, RUN_OUTPUT, SYMLINKS, UNDECODABLE
@@ -245,9 +244,7 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
     account.dropped = {stage: dict(rules) for stage, rules in dropped.items()}
     account.missing_text_fields = dict(fields.most_common(20))
     account.routed = route_counts(steps)
-    account.routed_in = {
-        origin: count_documents(folder) for origin, folder in routed_in_folders(layout, source).items()
-    }
+    account.routed_in = {origin: count_documents(folder) for origin, folder in layout.routed_in_folders(source).items()}
     final = layout.final_documents(source)  # deduped/ or top_percent/ when a whole-run pass rewrote it
     # without either, a source's kept documents are its own curated ones plus those routed into it
     account.kept_final = (
@@ -256,13 +253,18 @@ def account_source(layout: RunLayout, source: str) -> SourceAccount:
     return account
 
 
+#: the route writer's step name and stats (``pipeline.curate.routing.RouteWriter`` counts them, the accounts read
+#: them back): defined here, below curate, so the accounts need nothing of the stage
+ROUTE_WRITER = "🔀 Route (tokenmill)"
+STAT_ROUTED = "routed"
+STAT_ROUTED_TO = "routed_to_"
+
+
 def route_counts(steps: dict[str, Counter[str]]) -> dict[str, int]:
     """target → documents the route writer (``pipeline.curate.routing``) sent there, from its ``routed_to_<target>``."""
-    from pipeline.curate.routing import STAT_ROUTED_TO, RouteWriter
-
     counts: Counter[str] = Counter()
     for name, counter in steps.items():
-        if name.endswith(RouteWriter.name):
+        if name.endswith(ROUTE_WRITER):
             for label, n in counter.items():
                 if label.startswith(STAT_ROUTED_TO):
                     counts[label.removeprefix(STAT_ROUTED_TO)] += int(n)

@@ -46,6 +46,10 @@ RUN_ENTRIES = (
 )
 
 
+#: the folder a source's routed documents are written to, inside the target's curated folder
+ROUTED_PREFIX = "routed-from-"
+
+
 @dataclass(frozen=True)
 class RunLayout:
     root: Path
@@ -67,6 +71,21 @@ class RunLayout:
 
     def curated(self, source: str | None = None) -> Path:
         return self.root / "curated" / source if source else self.root / "curated"
+
+    def routed_folder(self, target: str, origin: str) -> Path:
+        """Where ``origin``'s documents routed into ``target`` are written (classify ``mode: route``)."""
+        return self.curated(target) / f"{ROUTED_PREFIX}{origin}"
+
+    def routed_in_folders(self, target: str) -> dict[str, Path]:
+        """origin → folder of every ``routed-from-<origin>`` folder under ``target``'s curated folder."""
+        folder = self.curated(target)
+        if not folder.is_dir():
+            return {}
+        return {
+            p.name.removeprefix(ROUTED_PREFIX): p
+            for p in sorted(folder.iterdir())
+            if p.is_dir() and p.name.startswith(ROUTED_PREFIX)
+        }
 
     def deduped(self, source: str | None = None) -> Path:
         return self.root / "deduped" / source if source else self.root / "deduped"

@@ -24,32 +24,23 @@ from pathlib import Path
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.writers import JsonlWriter
 
+from pipeline.accounting import ROUTE_WRITER, STAT_ROUTED, STAT_ROUTED_TO
 from pipeline.curate.classify import ROUTED_TO
-from pipeline.layout import RunLayout
+from pipeline.layout import ROUTED_PREFIX, RunLayout
 from pipeline.ownership import record_of, remove_owned
 from pipeline.shards.format import ShardManifest
 
-ROUTED_PREFIX = "routed-from-"
 ROUTED_FROM = "routed_from"
-STAT_ROUTED = "routed"
-STAT_ROUTED_TO = "routed_to_"
 
 
 def routed_folder(layout: RunLayout, target: str, origin: str) -> Path:
-    """Where ``origin``'s documents routed into ``target`` are written."""
-    return layout.curated(target) / f"{ROUTED_PREFIX}{origin}"
+    """Where ``origin``'s documents routed into ``target`` are written (``RunLayout.routed_folder``)."""
+    return layout.routed_folder(target, origin)
 
 
 def routed_in_folders(layout: RunLayout, target: str) -> dict[str, Path]:
     """origin → folder of every ``routed-from-<origin>`` folder under ``target``'s curated folder."""
-    folder = layout.curated(target)
-    if not folder.is_dir():
-        return {}
-    return {
-        p.name.removeprefix(ROUTED_PREFIX): p
-        for p in sorted(folder.iterdir())
-        if p.is_dir() and p.name.startswith(ROUTED_PREFIX)
-    }
+    return layout.routed_in_folders(target)
 
 
 def clear_routed_from(layout: RunLayout, origin: str) -> None:
@@ -71,7 +62,7 @@ class RouteWriter(JsonlWriter):
     reruns after a crash rewrites its file instead of appending to it, exactly like the curated output.
     """
 
-    name = "🔀 Route (tokenmill)"
+    name = ROUTE_WRITER
     type = "🧮 - TOKENMILL"
 
     def __init__(self, layout: RunLayout, origin: str):

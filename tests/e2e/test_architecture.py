@@ -147,18 +147,10 @@ def _unit_cycles(graph) -> list[set[str]]:
 
 
 #: The one cycle among units left (issue 24): the recipe model (``pipeline.config``) imports every stage's
-#: config from the stage's package, and the stages import the recipe. A new unit in it, or any other cycle among
-#: units, fails here; the set only shrinks.
-KNOWN_UNIT_CYCLE = {
-    "pipeline.accounting",
-    "pipeline.classify",
-    "pipeline.config",
-    "pipeline.curate",
-    "pipeline.dedup",
-    "pipeline.executor",
-    "pipeline.report",
-    "pipeline.tokenize",
-}
+#: config from the stage's package, and the stages import the recipe (accounting, dedup and report left it when
+#: the routed folders moved to ``RunLayout`` and the routed stats to accounting). A new unit in it, or any other
+#: cycle among units, fails here; the set only shrinks.
+KNOWN_UNIT_CYCLE = {"pipeline.classify", "pipeline.config", "pipeline.curate", "pipeline.executor", "pipeline.tokenize"}
 
 
 def test_no_new_cycle_among_units(graph) -> None:
