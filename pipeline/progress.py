@@ -318,7 +318,8 @@ def _quiet_add_task_logger(logging_dir, rank: int, local_rank: int = 0, node_ran
     from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger
 
     logger.remove()
-    logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w")
+    # backslashreplace: datatrove logs each input file's name, and one that is not UTF-8 must not break the log
+    logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w", errors="backslashreplace")
     node_prefix = f"[NODE {node_rank}] " if node_rank != -1 else ""
     fmt = (
         f"{node_prefix}{{time:YYYY-MM-DD HH:mm:ss.SSS}} | <level>{{level: <8}}</level> | "

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from pipeline.atomic import write_text_atomic
 from pipeline.read.common import discovered_kind, input_kind
+from pipeline.read.listing import read_paths_file, write_paths_file
 from pipeline.read.tabular import JsonlReader, ParquetReader, StoredDocumentRows
 
 
@@ -111,7 +112,8 @@ class DedupInput:
             ]
             # a file named on its own is read by its suffix; one found in a folder search skips a plain .json
             kind_of = input_kind if not glob.has_magic(pattern) else discovered_kind
-            names = sorted(n for n in names if kind_of(n) == fmt and os.path.isfile(os.path.join(self.folder, n)))
+            # a FIFO or socket stays listed: the reader skips and counts it without opening it (pipeline.read.listing)
+            names = sorted(n for n in names if kind_of(n) == fmt and not os.path.isdir(os.path.join(self.folder, n)))
             if names:
                 found[fmt] = names
         return found
@@ -124,14 +126,13 @@ class DedupInput:
             for fmt in ("jsonl", "parquet"):
                 path = os.path.join(inputs_dir, f"{fmt}.txt")
                 if os.path.exists(path):
-                    with open(path, encoding="utf-8") as handle:
-                        listed[fmt] = [line.rstrip("\n") for line in handle if line.strip()]
+                    listed[fmt] = read_paths_file(path)
             if listed or os.path.exists(os.path.join(inputs_dir, "done")):
                 return listed
         listed = self.list_files()
         os.makedirs(inputs_dir, exist_ok=True)
         for fmt, names in listed.items():
-            write_text_atomic(os.path.join(inputs_dir, f"{fmt}.txt"), "".join(n + "\n" for n in names))
+            write_paths_file(os.path.join(inputs_dir, f"{fmt}.txt"), names)  # keeps a name that is not UTF-8
         write_text_atomic(os.path.join(inputs_dir, "done"), "")
         return listed
 

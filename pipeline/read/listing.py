@@ -134,6 +134,20 @@ def readable_files(data_folder, names: list[str]) -> list[str]:
     return [name for name in names if check.skip_reason(os.path.join(root, name))[0] is None]
 
 
+def write_paths_file(path: str, names: list[str]) -> None:
+    """A datatrove ``paths_file`` (one name a line) that keeps a name that is not UTF-8 as its own bytes."""
+    from pipeline.atomic import atomic_open
+
+    with atomic_open(path, "w", errors="surrogateescape") as handle:
+        handle.write("".join(name + "\n" for name in names))
+
+
+def read_paths_file(path: str) -> list[str]:
+    """The names of a ``paths_file`` written by ``write_paths_file`` (blank lines skipped)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        return [line.rstrip("\n") for line in handle if line.strip()]
+
+
 class CheckedFileReader:
     """Put before datatrove's ``BaseDiskReader`` in a reader's bases: ``read_file`` checks the file (module
     docstring) and hands it to ``read_checked_file`` (what a reader implements) only if it may be opened.
@@ -146,6 +160,22 @@ class CheckedFileReader:
 
     def read_checked_file(self, filepath: str) -> DocumentsPipeline:
         raise NotImplementedError
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        """datatrove's ``BaseDiskReader.run``, except that a local ``paths_file`` is read by ``read_paths_file``:
+        datatrove reads it as strict UTF-8, which fails on a name that is not UTF-8 (module docstring). The
+        shard is the same: the names ``listing[rank::world_size]``."""
+        paths_file = getattr(self, "paths_file", None)
+        if not isinstance(paths_file, str) or "://" in paths_file:
+            yield from super().run(data, rank, world_size)  # type: ignore[misc]
+            return
+        if data:
+            yield from data
+        shard = read_paths_file(paths_file)[rank::world_size]
+        self._log_limit_scope(rank, world_size)  # type: ignore[attr-defined]
+        for document in self.read_files_shard(shard):  # type: ignore[attr-defined]
+            self.update_doc_stats(document)  # type: ignore[attr-defined]
+            yield document
 
     def read_file(self, filepath: str) -> DocumentsPipeline:
         root = _local_root(self.data_folder)

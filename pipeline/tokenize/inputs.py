@@ -67,8 +67,9 @@ def _list_files(root: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if any(part.startswith((".", "_")) for part in rel.parts) or not path.is_file():
-            continue  # hidden folders (.work) and datatrove's _SUCCESS-style markers
+        if any(part.startswith((".", "_")) for part in rel.parts) or path.is_dir():
+            continue  # hidden folders (.work) and datatrove's _SUCCESS-style markers; a FIFO stays listed: the
+            # reader skips and counts it without opening it (pipeline.read.listing)
         kind = discovered_kind(path.name)
         if kind:
             found.setdefault(kind, []).append(rel.as_posix())

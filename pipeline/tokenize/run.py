@@ -32,6 +32,7 @@ from pipeline.errors import TokenmillError
 from pipeline.executor import preload_forkserver
 from pipeline.lock import hold
 from pipeline.ownership import RunRecord, claim, remove_owned
+from pipeline.read.listing import write_paths_file
 from pipeline.shards.format import (
     HELDOUT_DIR,
     MANIFEST,
@@ -200,7 +201,7 @@ def _encode(
 
     work.mkdir(parents=True, exist_ok=True)
     paths_file = work / f"inputs_{kind}.txt"
-    paths_file.write_text("".join(f"{rel}\n" for rel in files), encoding="utf-8")
+    write_paths_file(str(paths_file), files)  # keeps a name that is not UTF-8 (pipeline.read.listing)
     pipeline = [
         make_reader(plan, kind, str(paths_file), config.text_key, config.id_key),
         EncodeStep(

@@ -139,3 +139,37 @@ def test_run_output_inside_the_input_folder_is_not_read_back(tmp_path: Path) -> 
     assert source["read"] == first["sources"][0]["read"] == 3  # report.md and curated/ were not read as input
     files = source["input_files"]
     assert files["with_documents"] == 3 and files["skipped_by_reason"]["run_output"] >= 1
+
+
+def rows_folder(tmp_path: Path) -> Path:
+    """JSONL files of stdlib docstrings: one with a name that is not UTF-8, and a FIFO named like a JSONL file."""
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    for number, raw in enumerate([b"plain.jsonl", b"caf\xe9.jsonl"]):
+        lines = [json.dumps({"id": f"{number}-{i}", "text": pydoc_text(name)}) for i, name in enumerate(MODULES[:4])]
+        with open(os.path.join(os.fsencode(folder), raw), "wb") as handle:
+            handle.write(("\n".join(lines) + "\n").encode("utf-8"))
+    os.mkfifo(folder / "x.jsonl")
+    return folder
+
+
+@pytest.mark.parametrize("command", ["dedup", "tokenize"])
+def test_dedup_and_tokenize_read_a_non_utf8_name_and_skip_a_fifo(tmp_path: Path, command: str) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    folder = rows_folder(tmp_path)
+    out = tmp_path / "out"
+    args = [command, "--input", str(folder), "--output", str(out)]
+    args += ["--prefect", "off"] if command == "dedup" else ["--vocab-size", "300"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    if command == "dedup":
+        stats = json.loads(next((out / "stages" / "dedup" / "logs" / "signatures").glob("stats.json")).read_text())
+        reader = next(step for step in stats if "READER" in step["name"])["stats"]
+        assert reader["not_regular_fifo"]["total"] == 1 and reader["undecodable_names"]["total"] == 1
+    else:
+        sources = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["sources"]
+        assert set(sources) == {"plain", "caf"}  # the FIFO is no source; the non-UTF-8 name is read
+        assert all(s["documents"]["train"] + s["documents"]["heldout"] == 4 for s in sources.values())
