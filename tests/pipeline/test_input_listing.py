@@ -173,3 +173,17 @@ def test_dedup_and_tokenize_read_a_non_utf8_name_and_skip_a_fifo(tmp_path: Path,
         sources = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["sources"]
         assert set(sources) == {"plain", "caf"}  # the FIFO is no source; the non-UTF-8 name is read
         assert all(s["documents"]["train"] + s["documents"]["heldout"] == 4 for s in sources.values())
+
+
+def test_a_folder_with_a_run_record_inside_the_input_is_not_input(tmp_path: Path) -> None:
+    from pipeline.ownership import RECORD_NAME
+
+    docs = tmp_path / "docs"
+    (docs / "shards").mkdir(parents=True)
+    (docs / "json.txt").write_text(pydoc_text("json"), encoding="utf-8")
+    (docs / "shards" / RECORD_NAME).write_text("{}", encoding="utf-8")
+    (docs / "shards" / "notes.txt").write_text(pydoc_text("textwrap"), encoding="utf-8")
+    reader = reader_for(docs, "folder")
+    docs_read = list(reader.run())
+    # the record and notes.txt: both below the run folder
+    assert [d.id for d in docs_read] == ["json.txt"] and counters(reader)["skipped_run_output"] == 2
