@@ -10,9 +10,22 @@ from functools import lru_cache
 from pipeline.redact.labels import after_iban_prefix, id_label_before
 from pipeline.redact.numbers import DIGIT_GROUPS, gs1_valid, luhn_valid
 
+# "card" in every language of the quality stage's stop-word lists (pipeline/curate/quality/stop_words.py),
+# with the inflections a number follows ("Kartennummer", "kortin", "kartı"); a Luhn-valid number next to one
+# is a card whatever its issuer prefix
 _CARD_WORDS = (
-    r"card|cards|credit|debit|visa|mastercard|master card|amex|american express|discover|jcb|maestro"
-    r"|unionpay|diners|cc|ccn|karte|kreditkarte|carte|tarjeta|cart[ãa]o|carta|kaart|karta|карта"
+    r"card|cards|cardholder|credit|debit|visa|mastercard|master card|amex|american express|discover|jcb"
+    r"|maestro|unionpay|diners|cc|ccn"
+    # de fr es pt it nl pl cs sk lv uz
+    r"|\w*karte\w*|carte|cartes|tarjeta\w*|cart[ãa]o|cart[õo]es|carta|\w*kaart\w*|kart[aeęyąi]\w*"
+    # sv da no nn is fi lt
+    r"|\w*kort|kortet|kortnummer|kortin\w*|kortti\w*|kortel\w*"
+    # tr az sq hu hr sl ca gl ro
+    r"|kart|kartı\w*|kartë\w*|k[áa]rty[aá]\w*|\w*k[áa]rtya\w*|kartic\w*|targeta|tarxeta|card(?:ul|ului)"
+    # id ms sw tl vi ga cy eo la
+    r"|kartu|kad|kadi|kard|thẻ|c[áa]rta|cerdyn|karto|charta"
+    # ru uk bg mk be sr, el he ar fa ur, hi mr ne, bn
+    r"|карт\w*|κάρτα\w*|κάρτας|כרטיס\w*|بطاق\w*|البطاق\w*|کارت|کارڈ|कार्ड|কার্ড"
 )
 _CARD_WORDS_CJK = r"卡号|信用卡|银行卡|借记卡|卡|カード|카드"
 
@@ -56,7 +69,10 @@ def card_brand_ok(digits: str) -> bool:
 
 class _Patterns:
     def __init__(self) -> None:
-        self.card = re.compile(r"(?<![\w.,\-/+])\d(?:[ \-]?\d){11,18}(?!\w)", re.ASCII)
+        # separators as cards are printed: spaces, dashes, dots (4111.1111.1111.1111), and a line break
+        # between two groups (a number split across lines)
+        self.card = re.compile(r"(?<![\w.,\-/+])\d(?:(?:[ \-.]|[ \t]*\r?\n[ \t]*)?\d){11,18}(?!\w|\.\d)", re.ASCII)
+        self.line_break = re.compile(r"[ \t]*\r?\n[ \t]*")
         self.card_word = re.compile(rf"(?i)(?<![^\W_])(?:{_CARD_WORDS})(?![^\W_])|{_CARD_WORDS_CJK}")
 
 
@@ -68,11 +84,12 @@ def _patterns() -> _Patterns:
 class CardDetector:
     def __init__(self, rules=None) -> None:
         self.p = _patterns()
+        self._word_near: tuple[int, int, bool] | None = None  # the last span accepted for its card word
 
     def find(self, text: str, windows: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         for pos, endpos in windows:
             for m in self.p.card.finditer(text, pos, endpos):
-                span = self._card_span(m.start(), m.group())
+                span = self._card_span(text, m.start(), m.group())
                 if span and self._card_context_ok(text, *span):
                     yield span
 
@@ -88,6 +105,8 @@ class CardDetector:
             return False
         if start and text[start - 1] in "#@$€£":
             return self._card_word_near(text, start, end)
+        if self._word_near is not None and self._word_near[:2] == (start, end) and self._word_near[2]:
+            return True  # accepted for its card word (_card_span): neither a barcode nor an id then
         digits = text[start:end]
         # GS1 keys (UPC-A, EAN-13, GTIN-14) are printed as bare digits; a grouped 4-6-4 run is a card
         barcode = len(digits) in (12, 13, 14) and digits.isdigit() and gs1_valid(digits)
@@ -95,18 +114,37 @@ class CardDetector:
             return self._card_word_near(text, start, end)
         return True
 
-    def _card_span(self, start: int, candidate: str) -> tuple[int, int] | None:
-        """Try the candidate, then its prefixes at group boundaries (a CVV or a year may follow the number)."""
-        seps = {ch for ch in candidate if not ch.isdigit()}
+    def _card_span(self, text: str, start: int, candidate: str) -> tuple[int, int] | None:
+        """Try the candidate, then its prefixes at group boundaries (a CVV or a year may follow the number).
+
+        Luhn-valid with a known issuer prefix and length (``card_brand_ok``) is a card; Luhn-valid with another
+        prefix only when a card word is near (``_card_word_near``)."""
+        self._word_near = None
+        flat = candidate
+        if "\n" in candidate:  # a line break stands for the separator of the other groups (or a space)
+            other = {ch for ch in self.p.line_break.sub("", candidate) if not ch.isdigit()}
+            flat = self.p.line_break.sub(other.pop() if len(other) == 1 else " ", candidate)
+        seps = {ch for ch in flat if not ch.isdigit()}
         if len(seps) > 1:
             return None  # mixed separators: not a card as printed or typed
         groups = [(g.group(), g.end()) for g in DIGIT_GROUPS.finditer(candidate)]
         if seps and (len(groups) < 3 or len(groups[0][0]) != 4 or any(not 3 <= len(g) <= 6 for g, _ in groups[1:])):
             return None  # cards are grouped 4-4-4-4(-3), 4-6-5, 4-6-4; other groupings are ISBNs, IDs, tables
+        if seps == {"."} and any(len(g) != 4 for g, _ in groups[:4]):
+            return None  # dotted: 4111.1111.1111.1111 only (other dotted runs are versions, OIDs, amounts)
+        word: bool | None = None
         for n in range(len(groups), 0, -1):
             digits = "".join(g for g, _ in groups[:n])
             if len(digits) < 12:
                 break
-            if luhn_valid(digits) and card_brand_ok(digits):
-                return start, start + groups[n - 1][1]
+            if not luhn_valid(digits):
+                continue
+            end = start + groups[n - 1][1]
+            if card_brand_ok(digits):
+                return start, end
+            if word is None:
+                word = self._card_word_near(text, start, start + len(candidate))
+            if word:
+                self._word_near = (start, end, True)
+                return start, end
         return None

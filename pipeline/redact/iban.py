@@ -30,7 +30,8 @@ def iban_valid(compact: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _pattern() -> re.Pattern:
-    return re.compile(r"[A-Z](?<![A-Za-z0-9_][A-Z])[A-Z]\d{2} ?[A-Z0-9]{4}", re.ASCII)
+    # upper or lower case (de89 3704 …, as typed into a form); a mixed-case run is no IBAN
+    return re.compile(r"[A-Za-z](?<![A-Za-z0-9_][A-Za-z])[A-Za-z]\d{2} ?[A-Za-z0-9]{4}", re.ASCII)
 
 
 class IBANDetector:
@@ -41,7 +42,7 @@ class IBANDetector:
         n = len(text)
         for m in self.iban_start.finditer(text):
             start = m.start()
-            length = IBAN_LENGTHS.get(text[start : start + 2])
+            length = IBAN_LENGTHS.get(text[start : start + 2].upper())
             if length is None:
                 continue
             chars: list[str] = []
@@ -51,11 +52,12 @@ class IBANDetector:
                 if ch == " " and chars and pos + 1 < n and text[pos + 1] != " ":
                     pos += 1  # single spaces group the printed form
                     continue
-                if not (ch.isascii() and (ch.isdigit() or ch.isupper())):
+                if not (ch.isascii() and ch.isalnum()):
                     break
                 chars.append(ch)
                 pos += 1
             if len(chars) != length or (pos < n and text[pos].isascii() and text[pos].isalnum()):
                 continue  # too short, or the run goes on: not this country's IBAN
-            if iban_valid("".join(chars)):
+            compact = "".join(chars)
+            if (compact.isupper() or compact.islower()) and iban_valid(compact.upper()):
                 yield start, pos

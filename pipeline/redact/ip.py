@@ -1,5 +1,7 @@
 """IP addresses: public IPv4 and IPv6 addresses (``ipaddress``), not versions or section numbers.
 
+A dotted quad that starts a line and ends in ``.`` or ``)`` is a section or list number (``18.2.2.1. Scope``).
+
 A version word (``version``, ``release``, ``upstream``, ``update`` …) before a dotted quad, or a Debian
 revision after it (``-1``, ``+dfsg``, ``~rc1``), makes it a version, not an IP.
 """
@@ -129,6 +131,8 @@ class IPDetector:
         """A dotted quad that is a version: Debian syntax around it, or a version word before it."""
         if start >= 2 and text[start - 1] == ":" and text[start - 2].isdigit():
             return True  # epoch: 1:2.4.1.0
+        if end < len(text) and text[end] in ".)" and not text[text.rfind("\n", 0, start) + 1 : start].strip():
+            return True  # a numbered heading or list item: "18.2.2.1. Scope", "1.2.3.4) …" at a line's start
         revision = end + 1 < len(text) and text[end] in "-+~" and text[end + 1].isalnum()
         if revision and not (text[end] == "-" and self.p.ipv4.match(text, end + 1)):  # 1.2.3.4-1.2.3.10: a range
             return True  # revision: 1.2.3.4-1, 1.2.3.4+dfsg, 1.2.3.4~rc1

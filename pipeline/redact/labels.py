@@ -12,7 +12,9 @@ ID_WORDS = (
     r"|order|invoice|ref|reference|record|serial|s/n|sn|tracking|track|shipment|parcel|consignment"
     r"|transaction|txn|trace|request|req|span|session|job|build|item|article|art|part|model|patent"
     r"|receipt|ticket|case|account|acct|customer|member|policy|contract|doi|po|id|ids|no|nr|num|number"
+    r"|entry|entries|catalogue|catalog|registry|register|folio|accession|batch"
     r"|bestell\w*|rechnung\w*|kunden\w*|auftrag\w*|artikel\w*|vertrag\w*|sendung\w*"
+    r"|eintrag\w*|katalog\w*|register\w*|entr[ée]e|registro|entrada|cat[áa]logo|catalogo|registre"
     r"|commande|facture|r[ée]f[ée]rence|colis|pedido|factura|referencia|n[°º]"
 )
 ID_WORDS_CJK = (

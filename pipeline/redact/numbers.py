@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 from pipeline.redact.scripts import glued
 
-# windows worth a closer look: runs of digits and phone/card separators (at least 9 characters)
-NUMBER_RUN = re.compile(r"\d[\d \-.()/+]{8,}", re.ASCII)
+# windows worth a closer look: runs of digits and phone/card separators (at least 9 characters; a line
+# break inside, for a card split across lines)
+NUMBER_RUN = re.compile(r"\d[\d \-.()/+\r\n]{8,}", re.ASCII)
 DIGIT_GROUPS = re.compile(r"\d+")
 _BEFORE_NUMBER = " -./,:"
 _DROP_ASCII_DIGITS = str.maketrans("", "", "0123456789")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from pipeline.redact.labels import GENERIC_NUMBER_WORDS, after_iban_prefix, id_label_before
+from pipeline.redact.national import national_phone
 from pipeline.redact.numbers import DIGIT_GROUPS, after_last_digit, digit_count, isolated
 
 # words that introduce a phone number; the number may follow within a few non-digit characters
@@ -140,10 +141,16 @@ class PhoneDetector:
         elif not isolated(text, start, stop):
             return None
         kind = self._phone_shape(candidate, groups, digits)
-        if kind is None:
+        if kind == "zip":
             return None
-        if kind == "word" and not self._phone_word_before(text, start):
-            return None
+        if kind is None or kind == "word":
+            cue = self._phone_word_before(text, start)
+            if kind == "word" and cue:
+                pass
+            elif candidate[0] != "+" and "." not in candidate and national_phone(candidate, digits, cue):
+                kind = "national"  # the format of one of the 20 most populous countries (national.py)
+            else:
+                return None
         if candidate[0] != "+":
             label = id_label_before(text, start)
             # Order no. 030 12345678, #030…; but after a phone word "number"/"no." is the phone's: Phone number 030 …
@@ -156,7 +163,8 @@ class PhoneDetector:
         return start, stop
 
     def _phone_shape(self, candidate: str, groups: list[str], digits: str) -> str | None:
-        """ "intl"/"national" (a phone as written), "word" (a phone only after a phone word) or None."""
+        """ "intl"/"national" (a phone as written), "word" (a phone only after a phone word), "zip" (never a
+        phone) or None (not by these rules; ``national_phone`` may still accept it)."""
         n = len(digits)
         if n > 17:
             return None  # longer than any E.164 number with a 2-digit international prefix
@@ -174,6 +182,8 @@ class PhoneDetector:
             if seps == {"."} and len(groups) > 1 and all(len(g) == 3 for g in groups[1:]):
                 return "word"  # +12.345.678 is a signed number with thousands separators, unless "Tel.:"
             return "intl"
+        if len(groups) == 2 and len(groups[0]) == 5 and len(groups[1]) == 4 and seps == {"-"}:
+            return "zip"  # a US ZIP+4 code (Boston, MA 02110-1301), never tried as a national number
         if _looks_like_date(groups, candidate) or candidate.count("/") > 1:
             return None  # 01-02-2024 12:30, 03/15/2024
         if "." in seps and seps != {"."}:

@@ -65,7 +65,10 @@ class _Patterns:
         self.key_word = re.compile(r"(?:key|secret|pass(?:word|wd|phrase)?|pwd|token)[\"']?[ \t]*[=:]")
         self.key_word_any_case = re.compile(self.key_word.pattern, re.IGNORECASE)
         self.assignment = re.compile(
-            rf"(?i)(?P<key>(?:[a-z0-9]+[_.-]){{0,6}}(?:{_SECRET_KEY_NAMES}))(?![\w-])[\"']?"
+            # an environment-style upper-case name ending in _KEY or _PASS (STRIPE_KEY, DB_PASS) says secret too;
+            # lower-case sort_key/dict_key in code does not
+            rf"(?i)(?P<key>(?-i:[A-Z0-9]+(?:_[A-Z0-9]+)*_(?:KEY|PASS))|(?:[a-z0-9]+[_.-]){{0,6}}(?:{_SECRET_KEY_NAMES}))"
+            r"(?![\w-])[\"']?"
             r"(?P<sep>[ \t]*(?:=>|:=|=|:)[ \t]*)"
             r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'"
             rf"|(?P<bare>[^\s\"'`,;(){{}}\[\]<>{cjk}]{{1,256}}))"
@@ -154,7 +157,15 @@ class SecretDetector:
             # KEY=value in an env file or shell line, ?password=…&, --password=…; not f(password=name)
             env_line = sep == "=" and (prefix in ("", "export") or text[m.start() - 1 : m.start()] in ("?", "&", "-"))
             called = text[m.end("bare") : m.end("bare") + 1] == "("
-            if "." in value or called or not (env_line or config_line):
+            # "secret = hunter2hunter" alone on its line (INI, properties, .conf files): a literal with a digit;
+            # "password = user_password" in code is a name (no digit), and stays
+            ini_line = (
+                prefix in ("", "export")
+                and sep.strip() == "="
+                and (not rest or rest[0] in "#;")
+                and any(ch.isdigit() for ch in value)
+            )
+            if "." in value or called or not (env_line or config_line or ini_line):
                 return None
         elif value.isdigit() and len(value) < 6:
             return None  # max_token: 4096

@@ -1,4 +1,5 @@
-"""US Social Security numbers: ``AAA-GG-SSSS`` within the SSA's rules (area not 000, 666 or 900–999)."""
+"""US Social Security numbers: ``AAA-GG-SSSS`` or ``AAA GG SSSS`` within the SSA's rules (area not 000, 666
+or 900–999)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def ssn_valid(area: str, group: str, serial: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _pattern() -> re.Pattern:
-    return re.compile(r"(?<![\w\-])(\d{3})-(\d{2})-(\d{4})(?!\w|-\d)", re.ASCII)
+    # dashes or single spaces, the same between both pairs of groups (123-45-6789, 123 45 6789)
+    return re.compile(r"(?<![\w\-])(\d{3})([- ])(\d{2})\2(\d{4})(?!\w|-\d)", re.ASCII)
 
 
 class SSNDetector:
@@ -25,8 +27,6 @@ class SSNDetector:
 
     def find(self, text: str, windows: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         for pos, endpos in windows:
-            if "-" not in text[pos:endpos]:
-                continue
             for m in self.ssn.finditer(text, pos, endpos):
-                if ssn_valid(*m.groups()) and isolated(text, *m.span()):
+                if ssn_valid(m.group(1), m.group(3), m.group(4)) and isolated(text, *m.span()):
                     yield m.span()
