@@ -14,7 +14,8 @@ from pipeline.redact.numbers import DIGIT_GROUPS, gs1_valid, luhn_valid
 # with the inflections a number follows ("Kartennummer", "kortin", "kartı"); a Luhn-valid number next to one
 # is a card whatever its issuer prefix
 _CARD_WORDS = (
-    r"card|cards|cardholder|credit|debit|visa|mastercard|master card|amex|american express|discover|jcb"
+    r"card|cards|cardholder|creditcard|debitcard|credit|debit|visa|mastercard|master card|amex"
+    r"|american express|discover|jcb"
     r"|maestro|unionpay|diners|cc|ccn"
     # de fr es pt it nl pl cs sk lv uz
     r"|\w*karte\w*|carte|cartes|tarjeta\w*|cart[ãa]o|cart[õo]es|carta|\w*kaart\w*|kart[aeęyąi]\w*"

@@ -21,12 +21,18 @@ _VERSION_WORDS = (
     r"|upgrade[sd]?|upgrading|bump(?:ed|s)?|changelog|versi[óo]n|vers[ãa]o|versione|версия|версии"
     r"|policy|standards?|standards-version|complies with"  # Debian policy versions: Standards-Version 4.6.0.1
     r"|section|sections|sect|sec|chapter|clause|paragraph|rfc|spec|§"  # numbered sections: 8.2.4.44, 7.1.1.1
+    # "section" in the languages of the man pages: Abschnitt, sectie, sección, sezione, seção, раздел …
+    r"|abschnitt\w*|kapitel|sectie|hoofdstuk|secci[óo]n|cap[íi]tulo|sezione|capitolo|se[çc][ãa]o|sec[çc][ãa]o|rozdzia\w*"
+    r"|раздел\w*|розділ\w*|глав\w*|avsnitt|afsnit|kohta|luku|fejezet\w*|sec[țt]iun\w*|b[öo]l[üu]m\w*|bagian"
 )
 _IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
 # a substring of every version cue (lower case): the gate in front of the version-cue regex
 _VERSION_HINTS = ("ver", "rel", "build", "rev", "firm", "kern", "upst", "upd", "upg", "bump", "chang", "polic")
 _VERSION_HINTS += ("stand", "compl", "sec", "chap", "claus", "parag", "rfc", "spec", "§", ">", "<", "=", "~")
 _VERSION_HINTS += ("версия", "версии", "版本", "バージョン", "버전")
+_VERSION_HINTS += ("abschn", "kapit", "secti", "hoofd", "secci", "capí", "capi", "sezio", "seçã", "seca", "rozdz")
+_VERSION_HINTS += ("раздел", "розділ", "глав", "avsn", "afsn", "koht", "luku", "fejez", "secți", "böl", "bol")
+_VERSION_HINTS += ("bagian",)
 
 
 class _Patterns:

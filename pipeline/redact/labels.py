@@ -22,15 +22,16 @@ ID_WORDS_CJK = (
 )
 # "number", "no." alone: after a phone word they belong to the phone (Phone number 030 …)
 GENERIC_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "id", "n°", "nº"})
-_LABEL_SEPARATORS = frozenset(" \t\n.:：#=\"'-/")
+# on the number's own line: "… the current user account.\n\n2201…" ends a sentence, it labels nothing
+_LABEL_SEPARATORS = frozenset(" \t.:：#=\"'-/")
 
 
 @lru_cache(maxsize=1)
 def _patterns() -> tuple[re.Pattern, re.Pattern]:
     id_label = re.compile(
         rf"(?i)(?:(?<![^\W\d_])(?P<label>{ID_WORDS})(?:[_\-](?:id|no|nr|num|number|code))?(?![^\W\d_])"
-        rf"|{ID_WORDS_CJK})[\s.:：#=\"'\-/]*(?:(?:no|nr|num|number|id|code|de)(?![^\W\d_])[\s.:#=\"'\-]*)?"
-        r"[\s.:：#=\"'\-]*$|#\s*$"
+        rf"|{ID_WORDS_CJK})[ \t.:：#=\"'\-/]*(?:(?:no|nr|num|number|id|code|de)(?![^\W\d_])[ \t.:#=\"'\-]*)?"
+        r"[ \t.:：#=\"'\-]*$|#[ \t]*$"
     )
     # the start of an IBAN-shaped string right before a number: a mistyped IBAN is not a phone or a card
     iban_prefix = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){0,8} ?$")

@@ -70,7 +70,9 @@ class _Patterns:
         # one candidate shape for every phone form: groups of digits, "(0)"/"(495)" area codes, separators
         # the lookahead skips, at C speed, pieces shorter than 8 characters (the check rejects those anyway)
         self.phone = re.compile(
-            r"(?=[\d+(][\d .\-/()]{7})(?:\+ ?)?(?:\(\d{1,5}\)[ .\-]?)?\d+(?:(?:[ .\-/]|[ .\-]?\(\d{1,5}\)[ .\-]?)\d+)*",
+            # "(06 1)": Hungary's trunk prefix and area code in one bracket
+            r"(?=[\d+(][\d .\-/()]{7})(?:\+ ?)?(?:\(\d{1,5}(?: \d{1,4})?\)[ .\-]?)?"
+            r"\d+(?:(?:[ .\-/]|[ .\-]?\(\d{1,5}\)[ .\-]?)\d+)*",
             a,
         )
         self.phone_ext = re.compile(
@@ -173,6 +175,8 @@ class PhoneDetector:
         if seps == {"."} and (len(groups) == 2 or dotted_quad):
             return None  # 0123456.12, +35236450.6 are decimals; 016.016.016.016 is a (bad) IPv4 address
         if candidate[0] == "+":
+            if seps == {"-"} and len(groups) == 2 and len(groups[0]) in (4, 6) and len(groups[1]) in (5, 7):
+                return None  # an ISO 6709 coordinate (zone.tab: +3217-06446, +484531-0913718)
             if "/" in seps:
                 return None  # + 9.0.241/242 is a changelog line; E.164 numbers have no slashes
             if "(0)" in candidate:
@@ -207,7 +211,7 @@ class PhoneDetector:
         if digits[0] == "0":  # trunk prefix 0: UK, DE, FR, NL, SE, CH, JP, CN, KR, IN, BR, AR, AU (and IT)
             if not 9 <= n <= 12:
                 return None
-            if many and all(len(g) >= 2 for g in groups):
+            if many and (all(len(g) >= 2 for g in groups) or candidate[0] == "("):
                 return "national"
             return "word"
         if digits[0] == "8" and n == 11 and groups[0] == "8" and ("(" in candidate or "-" in seps):

@@ -24,6 +24,7 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _NOT_SECRET_VALUES = frozenset(
     {"null", "none", "nil", "true", "false", "undefined", "required", "optional", "string", "str", "int", "bool"}
     | {"text", "empty", "redacted", "hidden", "secret", "password", "token", "changeit", "your_password"}
+    | {"pass", "passwd", "pwd", "user", "username", "login"}  # socks5h://apt:pass@…: the field's name
 )
 _PLACEHOLDER_PREFIXES = ("<", "⟨", "${", "$(", "{", "%(", "%s", "%d", "%r", "[", "os.", "process.env", "env(", "$")
 _PATH_PREFIXES = ("/", "~/", "./", "../")
@@ -191,4 +192,6 @@ class SecretDetector:
         v = value.strip()
         if len(v) < 4 or v.lower() in _NOT_SECRET_VALUES or v.startswith(_PLACEHOLDER_PREFIXES):
             return False
+        if v.endswith(("]", ">", "}")) and not any(ch.isdigit() for ch in v):
+            return False  # a template's field: scheme://[[user][:Passwort]@]host, <password>, {token}
         return not self.p.redacted.fullmatch(v)  # already masked: ****, xxxx
