@@ -113,3 +113,60 @@ def test_three_nights_read_two_then_one_then_nothing_all_completed(tmp_path: Pat
     assert all(e["status"] == "done" and len(e["sha256"]) == 64 for e in ledger["files"].values())
     corpus = json.loads((tmp_path / "nightly" / "corpus.json").read_text())
     assert [entry["run_dir"] for entry in corpus] == [one["run_dir"], two["run_dir"]]
+
+
+def test_a_night_stopped_midway_is_finished_by_the_next_run_without_recurating(
+    tmp_path: Path, prefect_harness, monkeypatch
+) -> None:
+    """Night one stops after curation (its dedup step fails): its files stay ``started``. The next run finishes
+    that same run directory with exactly those files (the finished curation ranks are not run again) and leaves
+    the file that arrived meanwhile to the run after."""
+    import flows.curate as curate_flow
+    from sample import generate_sample
+
+    sample = tmp_path / "sample"
+    generate_sample(sample, seed=7, pages=20, warc_files=3, domain_docs=0)
+    crawl = sorted((sample / "crawl").glob("*.warc.gz"))
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    for path in crawl[:2]:
+        (incoming / path.name).write_bytes(path.read_bytes())
+    recipe = {
+        "name": "nightly",
+        "output_dir": str(tmp_path / "unused"),
+        "sources": [{"name": "web", "kind": "warc", "path": "unused"}],
+        "stages": {"language": {"keep": None, "min_score": 0.3}},
+        "executor": {"kind": "local", "tasks": 1, "workers": 1},
+    }
+    (tmp_path / "nightly.yaml").write_text(yaml.safe_dump(recipe))
+    parameters = {
+        "recipe": str(tmp_path / "nightly.yaml"),
+        "input": str(incoming / "*.warc.gz"),
+        "index": str(tmp_path / "index"),
+        "output_root": str(tmp_path / "nightly"),
+    }
+
+    def stopped(*args, **kwargs):
+        raise RuntimeError("the night was stopped here")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(curate_flow, "dedup_task", stopped)
+        first = curate_flow.curate(**parameters, return_state=True)
+    assert first.is_failed()
+    ledger_path = next((tmp_path / "nightly" / "ingest").glob("*.json"))
+    ledger = json.loads(ledger_path.read_text())["files"]
+    assert {e["status"] for e in ledger.values()} == {"started"} and len(ledger) == 2
+    (run,) = {e["run"] for e in ledger.values()}
+    completion = Path(run) / "stages" / "curate" / "incoming" / "logs" / "completions" / "00000"
+    finished_at = completion.stat().st_mtime_ns
+    (incoming / crawl[2].name).write_bytes(crawl[2].read_bytes())
+
+    second = curate_flow.curate(**parameters)
+    assert second["run_dir"] == run and second["ingest"]["resumed"]
+    assert second["ingest"]["files"] == [p.name for p in crawl[:2]] and second["ingest"]["pending"] == [crawl[2].name]
+    assert completion.stat().st_mtime_ns == finished_at  # curation's finished rank was not run again
+    assert all(s["balanced"] for s in second["sources"])
+    third = curate_flow.curate(**parameters)
+    assert third["ingest"]["files"] == [crawl[2].name] and third["run_dir"] != run
+    ledger = json.loads(ledger_path.read_text())["files"]
+    assert sorted(ledger) == sorted(p.name for p in crawl) and {e["status"] for e in ledger.values()} == {"done"}
