@@ -25,6 +25,7 @@ Context moves a candidate's score, Presidio-style, but only where structure alon
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -75,6 +76,21 @@ class RedactionRules:
     public_ip_only: bool = True
 
 
+def _lookalike_pattern(placeholders: dict[str, str]) -> tuple[str, re.Pattern, str] | None:
+    """(opening, pattern, closing) of a bracketed text that looks like a placeholder, when every placeholder is
+    wrapped in the same pair of non-ASCII brackets (the default ``⟨…⟩``); ``None`` for ASCII formats such as
+    ``<{TYPE}>``, whose look-alikes are ordinary text anyway (the user chose them)."""
+    values = list(placeholders.values())
+    if not values:
+        return None
+    opening, closing = values[0][0], values[0][-1]
+    if opening.isascii() or closing.isascii() or not all(v[0] == opening and v[-1] == closing for v in values):
+        return None
+    o, c = re.escape(opening), re.escape(closing)
+    # up to 200 characters, line breaks included: groff wraps a long ⟨http://…⟩ across lines
+    return opening, re.compile(f"{o}([^{o}{c}]{{1,200}}){c}"), closing
+
+
 Finder = Callable[[str, list[tuple[int, int]]], Iterator[tuple[int, int]]]
 
 
@@ -90,9 +106,20 @@ class PIIRedactor:
         ]
         self.placeholders = dict(self.config.placeholders)
         self.needs_numbers = bool(enabled & {"card", "ssn", "phone"})
+        self._lookalike = _lookalike_pattern(self.placeholders)
+        self._own = frozenset(self.placeholders.values())
+
+    def _escape(self, text: str) -> str:
+        """``text`` with bracketed look-alikes of the placeholders (groff's ``⟨ESC⟩``, ``⟨tab⟩``) written as
+        ``<ESC>``, so that a ``⟨…⟩`` in the output is always a replacement; the placeholders themselves stay."""
+        if self._lookalike is None or self._lookalike[0] not in text:
+            return text
+        _opening, pattern, _closing = self._lookalike
+        return pattern.sub(lambda m: m.group() if m.group() in self._own else f"<{m.group(1)}>", text)
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Return the text with every accepted span replaced, and the count per type (non-zero only)."""
+        text = self._escape(text)  # same length: only the two bracket characters of a look-alike change
         spans = self.find(text)
         if not spans:
             return text, {}

@@ -214,3 +214,46 @@ def test_section_numbers_are_not_ips(redactor, text) -> None:
 
 def test_an_address_at_the_end_of_a_sentence_is_still_one(redactor) -> None:
     assert spans(redactor, "The resolver is 8.8.8.8.") == [("8.8.8.8", "ip_address")]
+
+
+# ---------------------------------------------------------------------------------------------- issue 22 item 5
+
+
+def test_groff_look_alikes_of_the_placeholders_are_escaped(redactor) -> None:
+    """groff renders ``\\[la]…\\[ra]`` as ``⟨…⟩`` (``⟨ESC⟩``, ``⟨http://…⟩``, ``⟨bug-groff@gnu.org⟩``): in the output
+    every ``⟨…⟩`` is a replacement, the source's own become ``<…>``; running it again changes nothing."""
+    text = "Press ⟨ESC⟩ then ⟨tab⟩; write to ⟨bug-groff@gnu.org⟩, see ⟨http://\n  www.gnu.org/software/groff⟩."
+    out, counts = redactor.redact(text)
+    assert out == "Press <ESC> then <tab>; write to <⟨EMAIL⟩>, see <http://\n  www.gnu.org/software/groff>."
+    assert counts == {"email": 1}
+    assert redactor.redact(out) == (out, {})
+    assert "⟨" not in out.replace("⟨EMAIL⟩", "")
+
+
+def test_an_ascii_placeholder_format_leaves_angle_brackets_alone() -> None:
+    from pipeline.redact import RedactionRules, placeholders_for
+
+    ascii_style = PIIRedactor(RedactionRules(placeholders=placeholders_for("<{TYPE}>")))
+    assert ascii_style.redact("⟨ESC⟩ jane@example.com") == ("⟨ESC⟩ <EMAIL>", {"email": 1})
+
+
+def test_a_rendered_groff_page_keeps_no_look_alike(redactor) -> None:
+    """The groff(1) page as ``man`` renders it on this machine (skipped where groff's page is not installed)."""
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    page = Path("/usr/share/man/man1/groff.1.gz")
+    if not page.is_file() or shutil.which("man") is None:
+        pytest.skip("groff(1) or man is not installed on this machine")
+    env = {**os.environ, "MANWIDTH": "90", "MANPAGER": "cat", "LANG": "C.UTF-8"}
+    rendered = subprocess.run(["man", "-l", str(page)], capture_output=True, env=env, timeout=60, check=False)
+    text = rendered.stdout.decode("utf-8", "replace")
+    if "⟨" not in text:
+        pytest.skip("this groff renders no ⟨…⟩ in groff(1)")
+    out, _ = redactor.redact(text)
+    leftover = out
+    for placeholder in redactor.placeholders.values():
+        leftover = leftover.replace(placeholder, "")
+    assert "⟨" not in leftover and "⟩" not in leftover
