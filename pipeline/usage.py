@@ -9,6 +9,7 @@ datatrove's ``completions/`` (the logging folder is on the shared filesystem eve
 from __future__ import annotations
 
 import json
+import os
 import resource
 import socket
 from pathlib import Path
@@ -55,16 +56,19 @@ class RecordsUsage:
     Placed before the executor class (``class X(RecordsUsage, LocalPipelineExecutor)``), so it wraps datatrove's
     ``_run_for_rank`` on every engine: local pool workers, Slurm array tasks and Ray workers all call it."""
 
-    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1):  # type: ignore[no-untyped-def]
-        if self.is_rank_completed(rank):  # type: ignore[attr-defined]
-            return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1):
+        if self.is_rank_completed(rank):
+            return super()._run_for_rank(rank, local_rank, node_rank)
         started = _cpu()
-        stats = super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
+        stats = super()._run_for_rank(rank, local_rank, node_rank)
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: kilobytes
         usage = RankUsage(
-            rank=rank, host=socket.gethostname(), cpu_s=round(_cpu() - started, 3), peak_rss_mb=round(peak_kb / 1024, 1)
+            rank=rank,
+            host=os.environ.get("SLURMD_NODENAME") or socket.gethostname(),  # Slurm's node name, else the host
+            cpu_s=round(_cpu() - started, 3),
+            peak_rss_mb=round(peak_kb / 1024, 1),
         )
-        with self.logging_dir.open(f"{USAGE_DIR}/{rank:05d}.json", "w") as handle:  # type: ignore[attr-defined]
+        with self.logging_dir.open(f"{USAGE_DIR}/{rank:05d}.json", "w") as handle:
             handle.write(usage.model_dump_json())
         return stats
 
