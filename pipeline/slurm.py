@@ -67,7 +67,16 @@ def queued(job_ids: list[str]) -> list[str]:
 def wait_for(job_ids: list[str], poll_s: float = 0.5, max_poll_s: float = 10.0) -> None:
     """Block until none of ``job_ids`` is queued. Polling backs off to ``max_poll_s``: one ``squeue`` call every
     10 s is nothing for slurmctld, and a stage's ranks take minutes on a real cluster."""
-    while queued(job_ids):
+    failures = 0
+    while True:
+        try:
+            if not queued(job_ids):
+                return
+            failures = 0
+        except SlurmError:  # slurmctld busy or restarting: the jobs run on; give up after ~2 minutes of errors
+            failures += 1
+            if failures * max_poll_s > 120:
+                raise
         time.sleep(poll_s)
         poll_s = min(max_poll_s, poll_s * 1.5)
 
@@ -129,9 +138,10 @@ class WaitingSlurmExecutor(RecordsUsage, SlurmPipelineExecutor):
             if jobs[1:] and self._incomplete():  # the merge job waits on afterok: it would stay pending for ever
                 subprocess.run(["scancel", *jobs[1:]], check=False, capture_output=True)
             wait_for(jobs[1:])
-        except BaseException:  # Ctrl-C or an error in the driver: do not leave ranks running unsupervised
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C: do not leave ranks running unsupervised
             subprocess.run(["scancel", *jobs], check=False, capture_output=True)
             raise
+        # squeue failing for minutes (SlurmError) leaves the jobs running: a rerun waits for them (JOBS_FILE)
 
     def _incomplete(self) -> list[int]:
         return incomplete_ranks(self)
