@@ -146,11 +146,15 @@ class PhoneDetector:
         if kind == "zip":
             return None
         if kind is None or kind == "word":
+            # libphonenumber's formats (national.py) hold 8–13 digits, no "+" (E.164 is decided above), no dots
+            national = candidate[0] != "+" and "." not in candidate and 8 <= len(digits) <= 13
+            if kind is None and not national:
+                return None  # most candidates of number-dense text: no phone-word search for them
             cue = self._phone_word_before(text, start)
             if kind == "word" and cue:
                 pass
-            elif candidate[0] != "+" and "." not in candidate and national_phone(candidate, digits, cue):
-                kind = "national"  # the format of one of the 20 most populous countries (national.py)
+            elif national and national_phone(candidate, digits, cue):
+                kind = "national"  # the format of one of the 20 most populous countries
             else:
                 return None
         if candidate[0] != "+":
