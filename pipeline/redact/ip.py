@@ -25,6 +25,9 @@ _VERSION_WORDS = (
     r"|abschnitt\w*|kapitel|sectie|hoofdstuk|secci[óo]n|cap[íi]tulo|sezione|capitolo|se[çc][ãa]o|sec[çc][ãa]o|rozdzia\w*"
     r"|раздел\w*|розділ\w*|глав\w*|avsnitt|afsnit|kohta|luku|fejezet\w*|sec[țt]iun\w*|b[öo]l[üu]m\w*|bagian"
 )
+# "(since dpkg 1.15.5.4)", "(sinds dpkg …)": the word, a package name, then its version; without the name
+# ("desde 8.8.8.8" is "from 8.8.8.8") the number is an address
+_SINCE_WORDS = r"since|seit|depuis|desde|sinds|sedan|siden|dal|dalla|od|начиная с|з|sejak|itibaren"
 _IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
 # a substring of every version cue (lower case): the gate in front of the version-cue regex
 _VERSION_HINTS = ("ver", "rel", "build", "rev", "firm", "kern", "upst", "upd", "upg", "bump", "chang", "polic")
@@ -32,7 +35,8 @@ _VERSION_HINTS += ("stand", "compl", "sec", "chap", "claus", "parag", "rfc", "sp
 _VERSION_HINTS += ("версия", "версии", "版本", "バージョン", "버전")
 _VERSION_HINTS += ("abschn", "kapit", "secti", "hoofd", "secci", "capí", "capi", "sezio", "seçã", "seca", "rozdz")
 _VERSION_HINTS += ("раздел", "розділ", "глав", "avsn", "afsn", "koht", "luku", "fejez", "secți", "böl", "bol")
-_VERSION_HINTS += ("bagian",)
+_VERSION_HINTS += ("bagian", "since", "seit", "depuis", "desde", "sinds", "sedan", "siden", "dal", "od", "начин")
+_VERSION_HINTS += ("з", "sejak", "itibaren")
 
 
 class _Patterns:
@@ -47,6 +51,7 @@ class _Patterns:
         )
         self.version_cue = re.compile(
             rf"(?i)(?:(?<![^\W\d_])(?:{_VERSION_WORDS})(?![^\W\d_])|版本|バージョン|버전)[^\d]{{0,16}}$|(?:>=|<=|==|~=|>>|<<)\s*$"
+            rf"|(?<![^\W\d_])(?:{_SINCE_WORDS})[ \t]+[^\W\d][\w.+\-]*[ \t]+$"
         )
         self.ip_cue = re.compile(rf"(?i)(?<![^\W\d_])(?:{_IP_WORDS})(?![^\W\d_])")
 

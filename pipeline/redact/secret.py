@@ -143,6 +143,10 @@ class SecretDetector:
         value = m.group("bare").rstrip(".")  # a full stop ends the sentence, not the value
         if not self._literal_secret(value) or len(value) < 4:
             return None
+        if value.isalpha() and value.isupper() and text[max(0, m.start() - 2) : m.start()] == "--":
+            return None  # a usage line's metavariable: --passwd=FILE
+        if value.count(":") >= 2 and all(part.isidentifier() for part in value.split(":")):
+            return None  # a list of field names: passwd:UID:GID:GECOS:directory:shell
         if value.startswith(_PATH_PREFIXES) and self._path_like(value):
             return None  # PWD=/home/user; a random value that starts with "/" is still a secret
         if self.p.identifier.fullmatch(value) and not self._random_looking(value):

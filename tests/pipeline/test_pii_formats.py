@@ -257,3 +257,23 @@ def test_a_rendered_groff_page_keeps_no_look_alike(redactor) -> None:
     for placeholder in redactor.placeholders.values():
         leftover = leftover.replace(placeholder, "")
     assert "⟨" not in leftover and "⟩" not in leftover
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(since dpkg 1.4.1.19)",  # found by benchmarks/pii_real.py in dpkg(1) in nl, pt, sv
+        "(sinds dpkg 1.15.5.4). Dit zegt",
+        "-P, --passwd=FILE",  # update-passwd(8)
+        "account:password:UID:GID:GECOS:directory:shell",  # passwd(5)
+        "scheme://[[user][:Passwort]@]host[:port]/",  # apt-transport-http(1), de
+        'Proxy "socks5h://apt:pass@127.0.0.1:9050"',
+        "BM\t+3217-06446\tAtlantic/Bermuda",  # zone.tab: ISO 6709 coordinates
+    ],
+)
+def test_man_page_look_alikes_found_by_the_real_set_stay(redactor, text) -> None:
+    assert spans(redactor, text) == [], text
+
+
+def test_since_before_an_address_without_a_package_name_is_no_version(redactor) -> None:
+    assert spans(redactor, "conexión desde 8.8.8.8 ok") == [("8.8.8.8", "ip_address")]
