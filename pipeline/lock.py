@@ -62,10 +62,15 @@ def hold(folder: str | Path, command: str) -> Iterator[None]:
         return
     if root.exists() and not root.is_dir():
         raise RunDirError(f"--output {root} is a file, not a directory")
+    created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
     _guard_forks_once()
-    handle = _acquire(path, command)
+    try:
+        handle = _acquire(path, command)
+    except RunDirError:
+        _remove_if_empty(root, created)
+        raise
     _held[root] = [handle, 1]
     _stop_on_sigterm()
     try:
@@ -76,6 +81,15 @@ def hold(folder: str | Path, command: str) -> Iterator[None]:
             _restore_sigterm()
         path.unlink(missing_ok=True)  # before the unlock: a waiter then finds a new inode (see _acquire)
         handle.close()
+        _remove_if_empty(root, created)
+
+
+def _remove_if_empty(root: Path, created: bool) -> None:
+    """A folder this call created for the lock and nothing else (the command failed before writing) goes again,
+    so a refused or failed command leaves no trace; ``rmdir`` removes only an empty folder."""
+    if created:
+        with contextlib.suppress(OSError):
+            root.rmdir()
 
 
 def check_free(folder: str | Path) -> None:
