@@ -109,7 +109,8 @@ def _plot_funnel(accounts: list[SourceAccount], path: Path) -> None:
     labels, values = [], []
     for account in accounts:
         for stage, remaining in funnel(account):
-            labels.append(f"{account.source}: {stage}")
+            # funnel's first row is every record read, its "after read" row what the reader made documents of
+            labels.append(f"{account.source}: {'records read' if stage == 'read' else stage}")
             values.append(remaining)
     with _figure(path, (8, 0.6 + 0.45 * len(STAGE_ORDER) * max(1, len(accounts)))) as ax:
         ax.barh(range(len(values)), values, color="#4c72b0")
@@ -135,7 +136,8 @@ def _plot_lengths(lengths: list[int], path: Path) -> None:
     with _figure(path, (8, 3.5)) as ax:
         if lengths:
             upper = max(max(lengths), 10)
-            ax.hist(lengths, bins=np.logspace(0, np.log10(upper) + 0.1, 40), color="#c44e52")
+            lower = max(1, min(lengths))  # from the shortest kept document, not from 10⁰
+            ax.hist(lengths, bins=np.logspace(np.log10(lower), np.log10(upper) + 0.1, 40), color="#c44e52")
             ax.set_xscale("log")
         ax.set_xlabel("characters per kept document")
         ax.set_ylabel("documents")

@@ -233,7 +233,11 @@ def plot_plan(plan: Plan, path: str | Path) -> Path:
     loss = fit.E + fit.A / nn**fit.alpha + fit.B / dd**fit.beta
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.5))
-    contours = ax.contourf(nn, dd, loss, levels=20, cmap="viridis_r", alpha=0.85)
+    # levels up to twice the plan's reducible loss: the corner of tiny N and D predicts losses of 100+, which would
+    # stretch the colour scale until everything a reader cares about shares one colour
+    top = min(float(loss.max()), 2 * max(plan.predicted_loss, fit.E) - fit.E)
+    levels = np.linspace(float(loss.min()), top, 21)
+    contours = ax.contourf(nn, dd, np.minimum(loss, top), levels=levels, cmap="viridis_r", alpha=0.85)
     fig.colorbar(contours, ax=ax, label=f"predicted loss ({fit.name} fit)")
     for k in np.arange(-3, 4):
         c = c_ref * 10.0**k
