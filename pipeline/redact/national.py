@@ -71,6 +71,18 @@ def _plans() -> tuple[_Plan, ...]:
     return tuple(plans)
 
 
+@lru_cache(maxsize=1)
+def _by_length() -> dict[int, list[tuple[_Plan, int]]]:
+    """Digit count → (plan, length of the national prefix to strip): the only combinations worth a pattern."""
+    out: dict[int, list[tuple[_Plan, int]]] = {}
+    for plan in _plans():
+        for length in plan.lengths:
+            out.setdefault(length, []).append((plan, 0))
+            if plan.prefix:
+                out.setdefault(length + len(plan.prefix), []).append((plan, len(plan.prefix)))
+    return out
+
+
 def _group_lengths(text: str) -> list[int]:
     return [len(g) for g in _GROUPS.findall(text)]
 
@@ -105,15 +117,16 @@ def national_phone(candidate: str, digits: str, cue: bool) -> bool:
     written = _group_lengths(candidate)
     if not cue and not _unambiguous(candidate, written, digits):
         return False
-    for plan in _plans():
-        for nsn in (digits, digits[len(plan.prefix) :] if plan.prefix and digits.startswith(plan.prefix) else None):
-            if nsn is None or len(nsn) not in plan.lengths or not plan.valid.fullmatch(nsn):
-                continue
-            if cue:
-                return True
-            formatted = _national_form(plan, nsn)
-            # same groups as the written form (so also its national prefix, or its absence), same brackets
-            if formatted is None or _group_lengths(formatted) != written or ("(" in formatted) != ("(" in candidate):
-                continue
+    for plan, prefix_length in _by_length().get(len(digits), ()):
+        if prefix_length and not digits.startswith(plan.prefix):
+            continue
+        nsn = digits[prefix_length:]
+        if not plan.valid.fullmatch(nsn):
+            continue
+        if cue:
+            return True
+        formatted = _national_form(plan, nsn)
+        # same groups as the written form (so also its national prefix, or its absence), same brackets
+        if formatted is not None and _group_lengths(formatted) == written and ("(" in formatted) == ("(" in candidate):
             return True
     return False
