@@ -29,19 +29,29 @@ def iban_valid(compact: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _pattern() -> re.Pattern:
-    # upper or lower case (de89 3704 …, as typed into a form); a mixed-case run is no IBAN
-    return re.compile(r"[A-Za-z](?<![A-Za-z0-9_][A-Za-z])[A-Za-z]\d{2} ?[A-Za-z0-9]{4}", re.ASCII)
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    upper = re.compile(r"[A-Z](?<![A-Za-z0-9_][A-Z])[A-Z]\d{2} ?[A-Z0-9]{4}", re.ASCII)
+    # lower case (de89 3704 …, as typed into a form) is found from its digits: a scan that starts on lower-case
+    # letters, which are everywhere in prose and code, cost 5x the upper-case one (measured on stdlib source)
+    lower = re.compile(r"(?<=[a-z]{2})\d{2} ?[a-z0-9]{4}", re.ASCII)
+    return upper, lower
 
 
 class IBANDetector:
     def __init__(self, rules=None) -> None:
-        self.iban_start = _pattern()
+        self.upper, self.lower = _patterns()
+
+    def _starts(self, text: str) -> Iterator[int]:
+        for m in self.upper.finditer(text):
+            yield m.start()
+        for m in self.lower.finditer(text):
+            start = m.start() - 2
+            if not start or not (text[start - 1].isascii() and (text[start - 1].isalnum() or text[start - 1] == "_")):
+                yield start
 
     def find(self, text: str, _: list) -> Iterator[tuple[int, int]]:
         n = len(text)
-        for m in self.iban_start.finditer(text):
-            start = m.start()
+        for start in self._starts(text):
             length = IBAN_LENGTHS.get(text[start : start + 2].upper())
             if length is None:
                 continue
