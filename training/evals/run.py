@@ -41,6 +41,10 @@ def load_model(model_dir: str | Path):
         raise FileNotFoundError(f"{folder}: no config.json (expected an exported model folder such as <run>/final)")
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.eval().to(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    if not torch.cuda.is_available():
+        # measured on the 2-core shared machine (load 9): arc_easy, 60 items, demo model: 2 threads 33.7 s wall,
+        # 1 thread 3.4 s (OpenMP's threads wait for each other on busy cores, as in training/threads.py)
+        torch.set_num_threads(1)
     return model, AutoTokenizer.from_pretrained(folder)
 
 
