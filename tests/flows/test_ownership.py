@@ -131,8 +131,11 @@ def test_dedup_into_a_user_folder_touches_nothing(tmp_path: Path) -> None:
 def test_overwrite_of_a_run_keeps_files_beside_it_and_rewrites_its_own(tmp_path: Path, documents: Path) -> None:
     """The other side of the rule: a folder tokenmill created is resumed and overwritten, a user's notes stay."""
     folder = tmp_path / "run"
-    args = ["curate", str(ROOT / "configs" / "domain.yaml"), "--input", str(documents), "--output", str(folder)]
-    args += ["--prefect", "off"]
+    recipe = tmp_path / "recipe.yaml"  # read and PII only: this test is about the folder, not the stages
+    source = {"name": "notes", "kind": "folder", "path": str(documents)}
+    stages = {"language": None, "quality": None}
+    recipe.write_text(json.dumps({"name": "t", "output_dir": str(folder), "sources": [source], "stages": stages}))
+    args = ["curate", str(recipe), "--prefect", "off"]
     assert CliRunner().invoke(app, args).exit_code == 0
     record = read_record(folder)
     assert record is not None and record.kind == "run" and record.commands == ["curate"]
