@@ -19,6 +19,7 @@ waits for those jobs instead of submitting the same ranks a second time.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -88,6 +89,16 @@ class WaitingSlurmExecutor(RecordsUsage, SlurmPipelineExecutor):
 
     def save_executor_as_json(self, indent: int = 4) -> None:
         save_executor_json(self, indent)  # names no file holding a value (pipeline.redact), as local runs
+
+    def get_launch_file_contents(self, sbatch_args: dict, run_script: str) -> str:
+        # the array tasks load executor.pik only if it is still the file written here (pipeline.slurm_launch)
+        pickled = self.logging_dir.resolve_paths("executor.pik")
+        plain = f"launch_pickled_pipeline {pickled}"
+        if plain in run_script:
+            with self.logging_dir.open("executor.pik", "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()
+            run_script = run_script.replace(plain, f"python -m pipeline.slurm_launch {pickled} {digest}")
+        return super().get_launch_file_contents(sbatch_args, run_script)
 
     def launch_merge_stats(self) -> None:
         # datatrove's own call, keeping the job id so that it can be waited for (or cancelled when it never can run)
