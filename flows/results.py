@@ -7,8 +7,9 @@ next pipeline. Choosing a JSON serializer for our tasks is not enough: Prefect d
 serializer the *record* names (``ResultRecord.deserialize``), and a JSON serializer may itself name any
 ``jsonlib`` or object hook to import. So:
 
-* ``SERIALIZER``: JSON through the standard ``json`` module, unknown types written as ``str`` (the stage results
-  are plain JSON: fingerprints, manifests, summaries), no object hook on the way back. Every task that persists
+* ``SERIALIZER``: JSON through the standard ``json`` module, NumPy values as numbers, anything else unknown as
+  ``str`` (``json_default``; the stage results are fingerprints, manifests, summaries), no object hook on the
+  way back. Every task that persists
   uses it (``PERSISTED``); the others do not persist (``NOT_PERSISTED``). ``tests/flows/test_results.py`` checks
   every task of ``flows``.
 * ``must_refresh(key)``: before a stage task whose cache key is ``key`` runs, the flow reads the stored record
@@ -26,7 +27,19 @@ from prefect._internal.compatibility.blocks import call_explicitly_sync_block_me
 from prefect.results import get_default_result_storage
 from prefect.serializers import JSONSerializer
 
-SERIALIZER = JSONSerializer(object_encoder="builtins.str", object_decoder=None)
+def json_default(value: object) -> object:
+    """What ``json`` cannot write: NumPy scalars and arrays as numbers and lists (a stage result carries them:
+    the dedup summary's quantiles), paths and anything else as text."""
+    item = getattr(value, "tolist", None)  # numpy.generic and numpy.ndarray
+    if callable(item):
+        return item()
+    dump = getattr(value, "model_dump", None)  # a pydantic model
+    if callable(dump):
+        return dump(mode="json")
+    return str(value)
+
+
+SERIALIZER = JSONSerializer(object_encoder="flows.results.json_default", object_decoder=None)
 
 #: Every task that persists its result (``flows.tasks``, ``flows.end_to_end.STAGE_TASK``).
 PERSISTED = {"persist_result": True, "result_serializer": SERIALIZER}
