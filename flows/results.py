@@ -27,6 +27,7 @@ from prefect._internal.compatibility.blocks import call_explicitly_sync_block_me
 from prefect.results import get_default_result_storage
 from prefect.serializers import JSONSerializer
 
+
 def json_default(value: object) -> object:
     """What ``json`` cannot write: NumPy scalars and arrays as numbers and lists (a stage result carries them:
     the dedup summary's quantiles), paths and anything else as text."""
