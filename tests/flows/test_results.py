@@ -94,3 +94,12 @@ def test_a_stage_result_is_cached_as_json_and_a_planted_one_reruns_the_stage(tmp
     third, record = plant_and_run(3)
     assert third["n"] == 3 and calls == [1, 3]  # not read: the stage ran again
     assert not marker.exists() and is_json_record(record)  # and its JSON record replaced the planted one
+
+
+def test_numpy_values_persist_as_numbers() -> None:
+    import numpy as np
+
+    back = SERIALIZER.loads(
+        SERIALIZER.dumps({"q": np.float64(20.0), "n": np.int64(3), "a": np.arange(2), "p": Path("/x")})
+    )
+    assert back == {"q": 20.0, "n": 3, "a": [0, 1], "p": "/x"} and isinstance(back["q"], float)
