@@ -15,6 +15,7 @@ import pipeline.tokenize.run as tokenize_run  # called through the module: tests
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.atomic import write_json_atomic
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
+from pipeline.config_base import expand_home
 from pipeline.curate.build import curate_source
 from pipeline.dedup.result import dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
@@ -49,6 +50,7 @@ def recipe_for_input(
         raise RecipeError("--text-key/--id-key apply to --input; set options.text_key/id_key on the recipe's sources")
     data = recipe.model_dump()
     if input_path is not None:
+        input_path = expand_home(input_path)  # a quoted '~/x' or a deployment parameter: the shell expanded nothing
         if is_pattern(input_path):
             if not glob.glob(input_path, recursive=True):
                 raise FileNotFoundError(f"input glob matches no files: {input_path}")

@@ -160,3 +160,8 @@ def test_curate_with_output_dir_tilde_writes_under_home(tmp_path: Path, monkeypa
     result = CliRunner().invoke(app, ["curate", str(recipe), "--prefect", "off"])
     assert result.exit_code == 0, result.output
     assert (home / "runs" / "domain" / "report.md").is_file() and not (work / "~").exists()
+    # --input and --output as a shell passes them quoted ('~/docs'), or as a deployment parameter
+    args = ["curate", str(recipe), "--input", "~/docs", "--output", "~/runs/quoted", "--prefect", "off"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (home / "runs" / "quoted" / "report.md").is_file() and not (work / "~").exists()
