@@ -86,6 +86,9 @@ def run_tokenize(
     (default: ``LocalPipelineExecutor``); its ``run()`` must return once every rank is done. ``output_dir`` is
     claimed and locked for the run (``pipeline.ownership``, ``pipeline.lock``).
     """
+    mix = normalise_mix(sources)
+    if mix:  # weights that cannot work fail here, before any work and before the output folder is made
+        plan_targets({name: 1 for name in mix}, mix, (config or TokenizeConfig()).target_tokens)
     with hold(output_dir, "tokenize"):  # a second tokenize on this folder is refused at once
         return _tokenize(run_dir_or_input, Path(output_dir), config, sources, executor_factory, recipe_hash)
 
@@ -101,8 +104,6 @@ def _tokenize(
     started = time.time()
     config = config or TokenizeConfig()
     mix = normalise_mix(sources)
-    if mix:  # weights that cannot work fail here, before any encoding
-        plan_targets({name: 1 for name in mix}, mix, config.target_tokens)
     plan = discover_inputs(run_dir_or_input)
     record = _clear_outputs(out)
     work = out / ".work"

@@ -187,6 +187,7 @@ def plan(
             params=n_rule,
             tokens=d_rule,
             method=f"{tokens_per_param:g} tokens/param",
+            tokens_per_param=tokens_per_param,
             flops=reference_c,
             loss=fit_model.loss(n_rule, d_rule),  # the fit's loss at the rule's optimum (what the verdict compares)
         ),

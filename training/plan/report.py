@@ -127,7 +127,7 @@ def _optimum_section(plan: Plan) -> list[str]:
         "| method | N* | D* | tokens/param |",
         "|---|---|---|---|",
         f"| {opt['method']} rule | {human(opt['params'])} | {human(opt['tokens'])} | "
-        f"{opt['tokens'] / opt['params']:.1f} |",
+        f"{opt['tokens_per_param']:.1f} |",
         f"| {fit['fit']} fit ({fit['source']}) | {human(fit['params'])} | {human(fit['tokens'])} | "
         f"{fit['tokens'] / fit['params']:.1f} |",
         "",
@@ -138,7 +138,7 @@ def _optimum_section(plan: Plan) -> list[str]:
             f"Fitted law: L = {law['E']:.4g} + {law['A']:.4g}/N^{law['alpha']:.4f} + "
             f"{law['B']:.4g}/D^{law['beta']:.4f}. "
             f"Its optimum is {vs['params_ratio']:.2f}× Chinchilla's N* and {vs['tokens_ratio']:.2f}× its D* "
-            f"({fit['tokens_per_param']:.1f} vs {opt['tokens'] / opt['params']:.0f} tokens/param).",
+            f"({fit['tokens_per_param']:.1f} vs {opt['tokens_per_param']:.0f} tokens/param).",
             "",
         ]
     lines += [
