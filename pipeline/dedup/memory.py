@@ -1,7 +1,7 @@
 """Memory accounting: what each dedup process holds, and the peak RSS every rank records.
 
 No process holds per-document state for the whole corpus; each step's memory is a fixed part (the
-interpreter, numpy, datatrove: ~100–130 MB RSS measured) plus what it works on:
+interpreter, numpy, datatrove: 60–100 MB RSS measured) plus what it works on:
 
     signatures (per rank)   one chunk: CHUNK × (4·num_perm + 60) B (18 MiB at 128) + the largest document
                             (~30 B per character, transient)

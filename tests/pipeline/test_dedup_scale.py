@@ -49,6 +49,9 @@ def test_same_decisions_for_1_2_4_ranks_any_unit_and_chunk_size(tmp_path: Path, 
         write_curated(run_dir, corpus, files=4)
         result = run_dedup(str(run_dir), DedupConfig(tasks=tasks), PRIORITY, local_factory)
         assert result.accounting_ok and result.params["tasks"] == tasks
+        peaks = result.memory["peak_rss_bytes"]  # every step's ranks record their peak RSS; the report prints it
+        assert set(peaks) == {"signatures", "exact", "buckets", "cluster", "filter"} and min(peaks.values()) > 0
+        assert len(list((run_dir / "stages" / "dedup" / "memory").glob("signatures-*.json"))) == tasks
         seen.append(_decisions(run_dir))
     # many exact and bucket units (key ranges) and many sorted runs per rank: still the same decisions
     monkeypatch.setattr(buckets, "UNIT_RECORDS", 16)
