@@ -7,7 +7,8 @@ Dropped documents become drop rows (``pipeline.base.drop_row``, stage ``dedup``)
 ``<out>/dropped/<source>/dedup/<rank>.jsonl.gz``; reader placeholders are dropped there too, with stage
 ``read`` and their rule. Kept documents go on to the writer; survivors of a cluster get
 ``metadata["dedup"] = {"cluster_size", "duplicates_dropped"}``.
-Memory: the rank's decision rows only (~700 B each), nothing per kept document.
+Memory: one decision row at a time — the decisions are sorted by position, as the documents arrive, so the
+rank streams them beside its documents (it held every decision of its rank, ~700 B each, before).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from collections.abc import Iterator
 
 import fsspec.compression
 from datatrove.data import Document, DocumentsPipeline
@@ -34,16 +36,15 @@ if OUTPUT_COMPRESSION not in fsspec.compression.compr:  # every rank imports thi
     )
 
 
-def load_decisions(decisions_dir: str, rank: int) -> dict[int, dict]:
+def iter_decisions(decisions_dir: str, rank: int) -> Iterator[tuple[int, dict]]:
+    """(position, decision) of one rank, in position order, read one line at a time."""
     path = os.path.join(decisions_dir, f"{rank:05d}.jsonl.gz")
     if not os.path.exists(path):
         raise DedupStateError(f"{path}: decisions of rank {rank} are missing; rerun the dedup stage to resume")
-    decisions = {}
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
-            decisions[row.pop("position")] = row
-    return decisions
+            yield row.pop("position"), row
 
 
 class DedupFilterStep(AccountedStep):
@@ -61,7 +62,8 @@ class DedupFilterStep(AccountedStep):
         super().__init__(dropped_dir)
         self.decisions_dir = decisions_dir
         self.counts_dir = counts_dir
-        self._decisions: dict[int, dict] = {}
+        self._decisions: Iterator[tuple[int, dict]] = iter(())
+        self._next: tuple[int, dict] | None = None
         self._counts: dict[str, dict] = {}
         self._position = 0
         self._rank = 0
@@ -70,13 +72,14 @@ class DedupFilterStep(AccountedStep):
         return PerSourceDropWriter(self.drops_dir, self.stage, rank)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        self._decisions = load_decisions(self.decisions_dir, rank)
+        self._decisions = iter_decisions(self.decisions_dir, rank)
+        self._next = next(self._decisions, None)
         self._counts, self._position, self._rank = {}, 0, rank
         yield from super().run(data, rank, world_size)
-        decisions, position = self._decisions, self._position
-        if decisions and max(decisions) >= position:
+        if self._next is not None:
+            last = max(p for p, _ in (self._next, *self._decisions))
             raise DedupStateError(
-                f"dedup filter rank {rank}: read {position} documents but decisions go up to {max(decisions)}; "
+                f"dedup filter rank {rank}: read {self._position} documents but decisions go up to {last}; "
                 "the input changed since the signature stage"
             )
         os.makedirs(self.counts_dir, exist_ok=True)
@@ -87,7 +90,9 @@ class DedupFilterStep(AccountedStep):
         source = str(doc.metadata.get("source") or "default")
         tally = self._counts.setdefault(source, {"input": 0, "kept": 0, "dropped": {}})
         tally["input"] += 1
-        decision = self._decisions.get(self._position)
+        decision = None
+        if self._next is not None and self._next[0] == self._position:
+            decision, self._next = self._next[1], next(self._decisions, None)
         if decision is not None and decision["id"] != doc.id:
             raise DedupStateError(
                 f"dedup filter rank {self._rank}: document {self._position} is {doc.id!r} but was signed as "

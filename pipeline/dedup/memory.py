@@ -10,7 +10,7 @@ interpreter, numpy, datatrove: 60–100 MB RSS measured) plus what it works on:
     clustering (one task)   pairs only: C × 40 (C candidate pairs) + D × 120 (D documents dropped or
                             surviving a cluster, and the graph's nodes) + a verification batch of
                             2 × 8192 signatures
-    filter (per rank)       ~700 B per decision of the rank (dropped or cluster survivors), nothing per kept doc
+    filter (per rank)       one decision row at a time (streamed in position order beside the documents)
     index update            one chunk, streamed into the segment files
 
 so the largest process grows with the duplicates, not with the documents. Every rank writes its peak RSS
@@ -28,7 +28,6 @@ import sys
 PAIR_BYTES = 40
 DECISION_BYTES = 120
 VERIFY_PAIRS = 8192
-DECISION_ROW_BYTES = 700  # a filter rank's decision row (a Python dict)
 
 
 def peak_rss() -> int:

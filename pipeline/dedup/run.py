@@ -33,7 +33,7 @@ from pipeline.dedup import memory
 from pipeline.dedup.buckets import DedupBucketStep, DedupExactStep
 from pipeline.dedup.cluster import DedupStateError, run_clustering
 from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.filter import OUTPUT_COMPRESSION, DedupFilterStep, load_decisions
+from pipeline.dedup.filter import OUTPUT_COMPRESSION, DedupFilterStep, iter_decisions
 from pipeline.dedup.index import open_index
 from pipeline.dedup.index_view import IndexView
 from pipeline.dedup.io import DedupInput
@@ -338,7 +338,7 @@ def _kept_count(plan: DedupPlan, signatures: SignatureSet) -> int:
     """Documents this run keeps that an index learns from (normal and short), counted without reading rows."""
     total = sum(counts[0] + counts[1] for counts in signatures.kind_counts().values())
     for rank in range(plan.tasks):
-        for decision in load_decisions(plan.path("clusters", "decisions"), rank).values():
+        for _, decision in iter_decisions(plan.path("clusters", "decisions"), rank):
             total -= decision["action"] == "drop"
     return total
 
@@ -350,9 +350,8 @@ def _kept_chunks(plan: DedupPlan, signatures: SignatureSet):
 
     for rank in range(plan.tasks):
         paths = signatures.paths(rank)
-        decisions = load_decisions(plan.path("clusters", "decisions"), rank)
-        dropped = np.array(sorted(p for p, d in decisions.items() if d["action"] == "drop"), dtype=np.int64)
-        del decisions
+        decisions = iter_decisions(plan.path("clusters", "decisions"), rank)
+        dropped = np.array([p for p, d in decisions if d["action"] == "drop"], dtype=np.int64)  # sorted
         count = signatures.counts[rank]
         with gzip.open(paths[".docs.jsonl.gz"], "rt", encoding="utf-8") as docs:
             for start in range(0, count, store.CHUNK):
@@ -489,10 +488,8 @@ def _account_sources(plan: DedupPlan, result: DedupResult, signed: dict[str, dic
 
 def _memory_record(plan: DedupPlan, mem: dict[str, Any], result: DedupResult, config: DedupConfig) -> dict[str, Any]:
     """The memory part of the result: each step's largest recorded peak RSS, and the clustering bound."""
-    duplicate_share = result.dropped / max(result.documents, 1)
     return {
         "peak_rss_bytes": memory.peaks(plan.stage_dir),
-        "bytes_per_doc": {"filter": round(duplicate_share * memory.DECISION_ROW_BYTES, 1)},
         "cluster_bound_bytes": mem["bound_bytes"],
         "cluster_pairs": mem["pairs_read"],
         "cluster_nodes": mem["nodes"],

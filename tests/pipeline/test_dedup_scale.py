@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pipeline.dedup import DedupConfig, buckets, index, run_dedup, store
 from tests.helpers.dedup import Words, local_factory, read_drops, read_kept, write_curated
@@ -191,3 +192,35 @@ def test_more_ranks_than_files(tmp_path: Path) -> None:
     write_curated(tmp_path, {"web": [("x", "one two three four five six"), ("y", "ONE two three four five six")]}, 1)
     result = run_dedup(str(tmp_path), DedupConfig(tasks=3), {}, local_factory)
     assert result.accounting_ok and [r["id"] for r in read_drops(tmp_path)] == ["y"]
+
+
+def test_filter_streams_its_decisions_and_names_a_changed_input(tmp_path: Path) -> None:
+    """The filter reads its rank's decisions one line at a time beside the documents (sorted by position)."""
+    import gzip
+
+    from datatrove.data import Document
+
+    from pipeline.dedup.filter import DedupFilterStep
+    from pipeline.dedup.store import DedupStateError
+
+    decisions = tmp_path / "decisions"
+    decisions.mkdir()
+    rows = [
+        {"position": 1, "id": "b", "action": "drop", "rule": "exact_duplicate", "duplicate_of": "a"}
+        | {"duplicate_source": "web", "similarity": 1.0, "cluster_size": 2},
+        {"position": 5, "id": "f", "action": "keep", "cluster_size": 2, "duplicates_dropped": 1},
+    ]
+    with gzip.open(decisions / "00000.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
+
+    def run(ids: list[str]) -> list[str]:
+        step = DedupFilterStep(str(decisions), str(tmp_path / "dropped"), str(tmp_path / "counts"))
+        docs = [Document(text=f"text {i}", id=i, metadata={"source": "web"}) for i in ids]
+        return [doc.id for doc in step.run(iter(docs), rank=0, world_size=1)]
+
+    kept = run(["a", "b", "c", "d", "e", "f", "g"])
+    assert kept == ["a", "c", "d", "e", "f", "g"]
+    with pytest.raises(DedupStateError, match="decisions go up to 5"):
+        run(["a", "b", "c"])  # fewer documents than were signed
+    with pytest.raises(DedupStateError, match="document 1 is 'x' but was signed as 'b'"):
+        run(["a", "x", "c"])
