@@ -25,7 +25,11 @@ def register(app: typer.Typer) -> None:
         from flows.commands.pipeline import print_result
         from flows.demo import demo_recipe, train_demo_classifier
         from flows.end_to_end import pipeline
+        from pipeline.ownership import claim
 
+        # the run folder is claimed before the classifier is written into it: the pipeline flow then finds a folder
+        # tokenmill made (a fresh checkout's runs/demo holding only models/ would be refused as a user's folder)
+        claim(output, "demo")
         model = Path(output) / "models" / "finance.bin"  # beside the run's entries: --overwrite never removes it
         card = train_demo_classifier(sample_dir, model)
         held = card["heldout"]

@@ -176,3 +176,20 @@ def test_a_folder_of_another_kind_is_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(RunDirError, match="is a file"):
         claim(tmp_path / "file", "train")
+
+
+def test_the_demo_claims_its_folder_before_it_writes_the_classifier_into_it(tmp_path: Path, monkeypatch) -> None:
+    # on a fresh checkout the demo's first write is models/finance.bin; without a record first, the pipeline flow
+    # would then refuse runs/demo as a folder tokenmill did not create
+    seen = []
+
+    def fake_classifier(sample_dir, model):  # noqa: ANN001
+        seen.append(read_record(tmp_path / "demo"))
+        raise RunDirError("stop here")  # one line, exit 2
+
+    monkeypatch.setattr("flows.demo.train_demo_classifier", fake_classifier)
+    monkeypatch.setattr("flows.runtime.ensure_prefect_backend", lambda: "embedded")
+    args = ["demo", "--output", str(tmp_path / "demo"), "--sample-dir", str(tmp_path / "sample"), "--pages", "20"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert seen and seen[0] is not None and "demo" in seen[0].commands
