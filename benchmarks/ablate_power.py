@@ -239,6 +239,9 @@ def main() -> None:
     shutil.rmtree(args.work, ignore_errors=True)  # this script's own scratch folder, made below
     crawl, out = args.work / "crawl", args.work / "ablate"
     out.mkdir(parents=True)
+    from pipeline.ownership import claim
+
+    claim(out, "ablate")  # as run_ablation does: the arms' folders inside are then tokenmill's to replace
     t0 = cpu_seconds()
     counts = build_crawl(crawl, args.clean, SHARES, seed=0)
     man_count = man_reference(args.work / "man_pages.jsonl", MAN_PAGES)
