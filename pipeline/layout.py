@@ -21,29 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.lock import LOCK_NAME, RunDirError, check_free, hold
-from pipeline.ownership import RunRecord, check_claim, claim, read_record, remove_owned
+from pipeline.ownership import RUN_ENTRIES, RunRecord, check_claim, claim, read_record, remove_owned
 
 #: The first line of every ``config.yaml`` a run writes (a run written before ``pipeline.ownership``'s record is
 #: still read as one; it no longer lets anything be written or deleted).
 RUN_HEADER = "# resolved by tokenmill"
-
-#: The top-level entries ``--overwrite`` removes (each through ``pipeline.ownership.remove_owned``), and nothing
-#: else, so files a user keeps beside them survive.
-RUN_ENTRIES = (
-    "config.yaml",
-    "stages",
-    "curated",
-    "deduped",
-    "top_percent",
-    "dropped",
-    "shards",
-    "plots",
-    "train",
-    "report.md",
-    "report.json",
-    "plan.md",
-    "plan.json",
-)
 
 
 #: the folder a source's routed documents are written to, inside the target's curated folder

@@ -45,25 +45,27 @@ KINDS = {
     "ablate": "ablate",
 }
 
+#: The top-level entries ``--overwrite`` removes (each through ``pipeline.ownership.remove_owned``), and nothing
+#: else, so files a user keeps beside them survive.
+RUN_ENTRIES = (
+    "config.yaml",
+    "stages",
+    "curated",
+    "deduped",
+    "top_percent",
+    "dropped",
+    "shards",
+    "plots",
+    "train",
+    "report.md",
+    "report.json",
+    "plan.md",
+    "plan.json",
+)
+
 #: What each kind writes (and may delete or overwrite), relative to its folder; ``*`` matches one path part.
 WRITES: dict[str, tuple[str, ...]] = {
-    "run": (
-        "config.yaml",
-        "stages",
-        "curated",
-        "deduped",
-        "top_percent",
-        "dropped",
-        "shards",
-        "plots",
-        "train",
-        "report.md",
-        "report.json",
-        "plan.md",
-        "plan.json",
-        "dedup_report.md",
-        "generated_sample.txt",
-    ),
+    "run": (*RUN_ENTRIES, "dedup_report.md", "generated_sample.txt"),
     "shards": ("tokenizer", "train", "heldout", "manifest.json", "logs", ".work"),
     "train": (
         "checkpoints",

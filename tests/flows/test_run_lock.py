@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from pipeline.lock import LOCK_NAME, RunDirError, check_free, hold
+from tests.helpers.processes import descendants
 
 ROOT = Path(__file__).parents[2]
 
@@ -145,26 +146,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except FileNotFoundError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as handle:
-                    children = {int(c) for c in handle.read().split()}
-            except FileNotFoundError:
-                continue
-            todo += sorted(children - found)
-            found |= children
-    return found
-
-
 def _parent(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
@@ -190,7 +171,7 @@ def _dedup_running(tmp_path: Path) -> tuple[subprocess.Popen, dict[int, int | No
     seen: dict[int, int | None] = {}
     deadline = time.monotonic() + 240
     while cli.poll() is None and time.monotonic() < deadline:
-        for pid in _children(cli.pid) - set(seen):
+        for pid in descendants(cli.pid) - set(seen):
             seen[pid] = _parent(pid)
         if sum(parent not in (cli.pid, None) for parent in seen.values()) >= 2:  # pool workers (forkserver's)
             break
@@ -227,7 +208,7 @@ def _kill_all(pids) -> None:
 def test_kill_9_of_dedup_leaves_no_process_alive_10_s_later(tmp_path: Path) -> None:
     cli, seen = _dedup_running(tmp_path)
     try:
-        seen.update({pid: _parent(pid) for pid in _children(cli.pid) - set(seen)})
+        seen.update({pid: _parent(pid) for pid in descendants(cli.pid) - set(seen)})
         cli.kill()
         cli.wait()
         assert _wait_gone(set(seen), 10.0) == set(), "a process of the killed dedup outlived it by 10 s"
@@ -241,7 +222,7 @@ def test_sigterm_of_dedup_stops_its_workers_before_the_lock_is_released(tmp_path
     command has exited (and released its lock) no worker of it is left to write."""
     cli, seen = _dedup_running(tmp_path)
     try:
-        seen.update({pid: _parent(pid) for pid in _children(cli.pid) - set(seen)})
+        seen.update({pid: _parent(pid) for pid in descendants(cli.pid) - set(seen)})
         cli.send_signal(signal.SIGTERM)
         assert cli.wait(timeout=120) != 0
         workers = {pid for pid, parent in seen.items() if parent not in (cli.pid, None)}

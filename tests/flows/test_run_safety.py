@@ -13,6 +13,7 @@ from pipeline.config import CurationRecipe
 from pipeline.layout import RunDirError, RunLayout
 from pipeline.run import prepare_run_dir
 from pipeline.tokenize.config import TokenizeConfig
+from tests.helpers.processes import descendants
 from tests.helpers.tokenize import write_run
 
 
@@ -252,26 +253,6 @@ def test_the_curate_flow_holds_the_lock(tmp_path: Path, prefect_harness) -> None
         holder.wait()
 
 
-def _descendants(pid: int) -> set[int]:
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except FileNotFoundError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as handle:
-                    children = {int(c) for c in handle.read().split()}
-            except FileNotFoundError:
-                continue
-            todo += sorted(children - found)
-            found |= children
-    return found
-
-
 def test_kill_9_of_a_curate_run_leaves_no_process_behind(tmp_path: Path) -> None:
     """SIGKILL of `tokenmill curate` mid-run: every process it started (ranks, pool, sandboxes) exits too."""
     import select
@@ -299,10 +280,10 @@ def test_kill_9_of_a_curate_run_leaves_no_process_behind(tmp_path: Path) -> None
     try:
         deadline = time.monotonic() + 120
         while len(seen) < 4 and cli.poll() is None and time.monotonic() < deadline:  # ranks and their children
-            seen |= _descendants(cli.pid)
+            seen |= descendants(cli.pid)
             time.sleep(0.05)
         assert len(seen) >= 4 and cli.poll() is None, "the run ended before it could be killed mid-way"
-        seen |= _descendants(cli.pid)
+        seen |= descendants(cli.pid)
         handles = {}
         for pid in seen:
             with contextlib.suppress(ProcessLookupError):

@@ -126,8 +126,7 @@ def _optimum_section(plan: Plan) -> list[str]:
         "",
         "| method | N* | D* | tokens/param |",
         "|---|---|---|---|",
-        f"| {opt['method']} rule | {human(opt['params'])} | {human(opt['tokens'])} | "
-        f"{opt['tokens_per_param']:.1f} |",
+        f"| {opt['method']} rule | {human(opt['params'])} | {human(opt['tokens'])} | {opt['tokens_per_param']:.1f} |",
         f"| {fit['fit']} fit ({fit['source']}) | {human(fit['params'])} | {human(fit['tokens'])} | "
         f"{fit['tokens'] / fit['params']:.1f} |",
         "",
