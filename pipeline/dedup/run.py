@@ -268,6 +268,21 @@ class DedupClusterStep(PipelineStep):
         yield  # a generator, like every datatrove step (never reached)
 
 
+def _open_planned_index(config: DedupConfig, plan: DedupPlan):
+    """The persistent index of a planned run, opened for its steps (verified when the run was planned)."""
+    index, _ = open_index(
+        config.index,
+        config.signature_fingerprint(),
+        plan.run_name,
+        config.bands,
+        config.rows,
+        allow_rebuild=False,
+        run_id=plan.run_id,
+        verify=False,
+    )
+    return index
+
+
 def prepare_index_view(plan: DedupPlan, config: DedupConfig) -> IndexView:
     """What this run compares with, fixed once (``index_view.json``): a resumed run sees the same entries."""
     path = plan.path("index_view.json")
@@ -275,16 +290,7 @@ def prepare_index_view(plan: DedupPlan, config: DedupConfig) -> IndexView:
         return IndexView.load(path)
     view = IndexView(config.num_perm, config.bands)
     if config.index is not None:
-        index, _ = open_index(
-            config.index,
-            config.signature_fingerprint(),
-            plan.run_name,
-            config.bands,
-            config.rows,
-            allow_rebuild=False,
-            run_id=plan.run_id,
-            verify=False,  # checked when the run was planned
-        )
+        index = _open_planned_index(config, plan)
         if index.kind == "redis":
             view = index.view(
                 plan.stage_dir, config.bands, config.rows, SignatureSet(plan.path("signatures"), plan.tasks, config)
@@ -419,16 +425,7 @@ def _update_index(plan: DedupPlan, config: DedupConfig, has_input: bool) -> dict
             index_info["entries_added"] = json.load(handle)["added"]
     elif config.index.update and has_input:
         started = time.perf_counter()
-        index, _ = open_index(
-            config.index,
-            config.signature_fingerprint(),
-            plan.run_name,
-            config.bands,
-            config.rows,
-            allow_rebuild=False,
-            run_id=plan.run_id,
-            verify=False,  # checked when the run was planned
-        )
+        index = _open_planned_index(config, plan)
         signatures = SignatureSet(plan.path("signatures"), plan.tasks, config)
         count = _kept_count(plan, signatures)
         chunks = _kept_chunks(plan, signatures)
