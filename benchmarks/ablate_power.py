@@ -285,8 +285,11 @@ def main() -> None:
                 f"| {r['model']} | {r['params']:,} | {r['tokens']:,} | {name} | {v['difference']:+.4f} | "
                 f"[{low:+.4f}, {high:+.4f}] | {v['min_detectable']:.4f} | {v['call']} | {r['cpu_s']:.0f} |"
             )
-    if results and results[-1]["references"]["heldout_web"]["call"] != "curation helps":
+    detected = [r for r in results if r["references"]["heldout_web"]["call"] == "curation helps"]
+    if not detected:
         print("\nNo budget tried detects the curated arm's advantage on clean held-out text.")
+    elif len(detected) < len(results):
+        print(f"\nDetected at {len(detected)} of {len(results)} budgets only: the detection is not robust.")
 
 
 if __name__ == "__main__":
