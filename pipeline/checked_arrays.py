@@ -16,7 +16,6 @@ itself is therefore written here:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import zipfile
 from pathlib import Path
@@ -25,20 +24,13 @@ from typing import Any
 import numpy as np
 
 from pipeline.atomic import atomic_open, write_json_atomic
+from pipeline.fingerprint import sha256_file
 
 SUFFIX = ".npz"
 
 
 def card_path(path: Path) -> Path:
     return path.with_suffix(".json")
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_arrays(path: Path, fmt: str, header: dict[str, Any], arrays: dict[str, np.ndarray], card: dict) -> None:

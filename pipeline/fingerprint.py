@@ -85,3 +85,12 @@ def read_fingerprint(path: Path) -> str | None:
 def write_fingerprint(path: Path, fingerprint: str, details: dict[str, Any] | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, {"fingerprint": fingerprint, **(details or {})}, indent=2, default=str)
+
+
+def sha256_file(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks (tokenizer, checked arrays, ingest ledger)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from pipeline.atomic import write_json_atomic
 from pipeline.errors import TokenmillError
+from pipeline.fingerprint import sha256_file
 from pipeline.read import is_pattern, split_path
 
 LEDGER_DIR = "ingest"
@@ -69,14 +70,6 @@ class IngestPlan(BaseModel):
     already: int
     changed: list[str]
     pending: list[str]  # new files left for the next run while a killed run is resumed
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class IngestLedger:

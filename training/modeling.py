@@ -75,7 +75,7 @@ def resolve_init_from(spec: str) -> Path:
 
 def check_tokenizer(model_dir: Path, tokenizer: dict[str, Any], shards: str | Path) -> None:
     """Refuse shards that were not encoded with the base model's tokenizer (sha256 of tokenizer.json)."""
-    from pipeline.tokenize.tokenizer import sha256_file
+    from pipeline.fingerprint import sha256_file
 
     file = model_dir / "tokenizer.json"
     fix = f"re-tokenize with `tokenmill tokenize --tokenizer {model_dir}` and train on those shards"

@@ -30,6 +30,7 @@ from pipeline import progress
 from pipeline.atomic import write_json_atomic
 from pipeline.errors import TokenmillError
 from pipeline.executor import preload_forkserver
+from pipeline.fingerprint import sha256_file
 from pipeline.lock import hold
 from pipeline.ownership import RunRecord, claim, remove_owned
 from pipeline.read.listing import write_paths_file
@@ -54,7 +55,6 @@ from pipeline.tokenize.tokenizer import (
     pick_eos,
     resolve_tokenizer_path,
     save_tokenizer,
-    sha256_file,
     token_dtype,
     train_tokenizer,
     vocab_size,

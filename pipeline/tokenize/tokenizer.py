@@ -11,7 +11,6 @@ The saved folder holds ``tokenizer.json`` (what ``tokenizers`` and datatrove loa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -42,14 +41,6 @@ class TokenizerError(TokenmillError, ValueError):
 def token_dtype(vocab_size: int) -> str:
     """datatrove's rule: ids fit in uint16 while the vocabulary has at most 65,536 entries."""
     return "uint16" if vocab_size <= 1 << 16 else "uint32"
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def vocab_size(tokenizer: Tokenizer) -> int:

@@ -113,8 +113,8 @@ def test_datatrove_folder_dataset_reads_identical_windows(natural) -> None:
 
 
 def test_manifest_records_tokenizer_files_and_byte_ratios(natural) -> None:
+    from pipeline.fingerprint import sha256_file
     from pipeline.shards.format import fingerprint, load_manifest
-    from pipeline.tokenize.tokenizer import sha256_file
 
     shards, texts, manifest = natural
     assert load_manifest(shards) == manifest

@@ -80,8 +80,8 @@ def test_broken_lines_and_missing_text_are_counted_skips(tmp_path: Path) -> None
 
 
 def test_reused_tokenizer_is_copied_and_hashed(tmp_path: Path) -> None:
+    from pipeline.fingerprint import sha256_file
     from pipeline.tokenize import run_tokenize
-    from pipeline.tokenize.tokenizer import sha256_file
 
     write_run(tmp_path / "a", {"one": 30}, seed=1, files=1)
     first = run_tokenize(tmp_path / "a", tmp_path / "a" / "shards", TokenizeConfig(**SMALL))
@@ -133,8 +133,8 @@ def big_vocab_tokenizer(path: Path) -> None:
 
 
 def test_vocab_over_65536_switches_to_uint32(tmp_path: Path) -> None:
+    from pipeline.fingerprint import sha256_file
     from pipeline.tokenize import run_tokenize
-    from pipeline.tokenize.tokenizer import sha256_file
     from training.data import ShardWindows
 
     big_vocab_tokenizer(tmp_path / "big.json")
