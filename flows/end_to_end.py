@@ -220,7 +220,7 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
 
 
 def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
-    from pipeline.curate.build import curation_fingerprint
+    from pipeline.curate.build import curation_fingerprint, curation_outputs_present
     from pipeline.run import prepare_run_dir, source_mix
 
     logger = get_run_logger()
@@ -239,7 +239,7 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     curate_keys = {}
     for source in resolved.sources:
         key = digest("curate", curation_fingerprint(resolved, source))
-        outputs_present = (layout.curated(source.name)).is_dir()
+        outputs_present = curation_outputs_present(layout, source)
         curate_source_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, outputs_present))(
             resolved, source.name, run_dir, cache_key=key
         )

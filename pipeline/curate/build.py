@@ -150,6 +150,22 @@ def clear_source_outputs(layout: RunLayout, source: str) -> None:
     clear_routed_from(layout, source)
 
 
+def curation_outputs_present(layout: RunLayout, source: SourceConfig) -> bool:
+    """Whether this run folder holds a finished curation of ``source``, so a cached stage may be skipped.
+
+    The curated folder alone is no proof: a source that routes into ``source`` creates
+    ``curated/<source>/routed-from-<origin>/`` before ``source`` is curated (a rerun after ``rm -rf`` of the run then
+    skipped the source and reported it read 0, balanced). The stage's fingerprint and, for a source that reads
+    input, every rank's completion mark are written only by the stage itself.
+    """
+    if not (layout.stage_dir("curate", source.name) / "fingerprint.json").is_file():
+        return False
+    if source.routed:
+        return True
+    completions = layout.logs("curate", source.name) / "completions"
+    return layout.curated(source.name).is_dir() and completions.is_dir() and any(completions.iterdir())
+
+
 def curate_source(
     recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
 ) -> str:

@@ -19,6 +19,7 @@ from pipeline.classifier.train import Hyperparameters, train_classifier
 from pipeline.classify.scoring import flatten
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import curate_source
+from pipeline.layout import RunLayout
 from pipeline.run import account_all, prepare_run_dir
 from tests.helpers.curate import curate_until_killed
 from tests.helpers.text import chunks
@@ -266,3 +267,27 @@ def test_domain_mining_recipe_loads_and_builds(tmp_path: Path, corpus) -> None:
     built = load(tmp_path, data)
     names = [type(s).__name__ for s in build_stages(built.stages_for(built.sources[1]), str(tmp_path / "d"))]
     assert names.index("ClassifyStage") < names.index("DecontaminateStage") < names.index("PIIStage")
+
+
+def test_a_rerun_of_the_pipeline_flow_after_the_run_folder_was_removed_curates_the_routed_into_source(
+    tmp_path: Path, corpus, prefect_harness
+) -> None:
+    """The web source routes into ``mined`` (an ordinary folder source) before ``mined`` is curated, so its curated
+    folder exists early. On ``rm -rf`` of the run and a rerun with Prefect's cache still holding both stages, ``mined``
+    used to come back ``Cached`` and the report said it read 0 documents, balanced (found by a second ``make demo``)."""
+    import shutil
+
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+
+    from flows.end_to_end import pipeline
+
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(recipe_data(tmp_path, corpus, "folder")))
+    with temporary_settings(updates={PREFECT_LOCAL_STORAGE_PATH: str(tmp_path / "results")}):
+        first = pipeline(str(path))
+        shutil.rmtree(tmp_path / "run")
+        second = pipeline(str(path))
+    recipe = load_recipe(path)
+    accounts = {a.source: a for a in account_all(recipe, RunLayout.at(tmp_path / "run"))}
+    assert accounts["mined"].read == 4 and accounts["web"].read == 20
+    assert second["report"] == first["report"] and Path(second["report"]).is_file()
