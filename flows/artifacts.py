@@ -1,9 +1,10 @@
 """Every markdown artifact the flows publish, in one place, each through the renderer report.md uses.
 
-The renderers live with their object: the curation funnel, the classify and decontamination sections, the
-shard manifest and the run summary in ``pipeline.report``; the dedup result in ``pipeline.dedup.result``; the plan
-in ``training.plan.report`` (read back from the ``plan.md`` it wrote). Artifacts drop image lines
-(``pipeline.report.without_images``): a link relative to the run directory does not render in the Prefect UI.
+The renderers live with their stage: the curation funnel and the classify, toxicity and decontamination sections
+in ``pipeline.curate.report``; the dedup result in ``pipeline.dedup.result``; the shard manifest in
+``pipeline.tokenize.report``; the plan in ``training.plan.report`` (read back from the ``plan.md`` it wrote).
+Artifacts drop image lines (``pipeline.report.without_images``): a link relative to the run directory does not
+render in the Prefect UI.
 Keys are what the UI and the tests look for: ``curation-funnel``, ``classify-scores``, ``decontamination``,
 ``dedup-summary`` (``dedup`` for the ``dedup`` flow), ``token-mix``, ``training-plan``, ``training-summary``.
 """
@@ -16,17 +17,15 @@ from typing import Any
 from prefect.artifacts import create_markdown_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
+from pipeline.curate.report.classify import classify_markdown
+from pipeline.curate.report.decontaminate import decontamination_markdown
+from pipeline.curate.report.section import funnel_markdown
+from pipeline.curate.report.toxicity import toxicity_markdown
 from pipeline.dedup.result import DedupResult, dedup_report_md
 from pipeline.layout import RunLayout
-from pipeline.report import (
-    classify_markdown,
-    decontamination_markdown,
-    funnel_markdown,
-    shards_markdown,
-    toxicity_markdown,
-    without_images,
-)
+from pipeline.report import without_images
 from pipeline.shards.format import ShardManifest
+from pipeline.tokenize.report import shards_markdown
 
 #: publish(key, markdown, description)
 Publish = Callable[[str, str, str], None]
@@ -59,7 +58,7 @@ def publish_curation_artifacts(
 
 def publish_model_stage_artifacts(summary: dict[str, Any], publish: Publish = publish_markdown) -> None:
     """The classify score summary and the contamination per eval set, rendered as report.md renders them
-    (``pipeline.report.classify_markdown`` / ``decontamination_markdown``); nothing when the stages are off."""
+    (``pipeline.curate.report.classify`` / ``decontaminate``); nothing when the stages are off."""
     if summary.get("classify"):
         description = "tokenmill classify: scores of the kept documents, drops and top_percent cutoffs per classifier"
         publish("classify-scores", classify_markdown(summary["classify"]), description)

@@ -29,7 +29,7 @@ from training.recipe import Recipe, load_recipe
 
 
 def log_warnings(logger, summary: dict) -> None:  # noqa: ANN001 - a Prefect run logger or a logging.Logger
-    """Each end-of-run warning of the curation report (``pipeline.report.curation_warnings``) as a log warning."""
+    """Each end-of-run warning of the curation report (``pipeline.curate.report.warn``) as a log warning."""
     for warning in summary.get("warnings") or []:
         logger.warning(warning)
 

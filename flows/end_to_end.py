@@ -152,16 +152,11 @@ def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report (the dedup section is the account task's) and the one funnel: raw
     records → documents → tokens → steps."""
-    from pipeline.report import (
-        add_section,
-        demote_headings,
-        funnel_numbers,
-        rebase_images,
-        routed_section,
-        run_summary,
-        shards_markdown,
-    )
+    from flows.run_summary import funnel_numbers, run_summary
+    from pipeline.report import add_section, demote_headings, rebase_images
+    from pipeline.report.routed import routed_section
     from pipeline.shards.format import ShardManifest
+    from pipeline.tokenize.report import shards_markdown
 
     layout = RunLayout.at(recipe.output_dir)
     if results.get("tokenize"):

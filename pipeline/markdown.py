@@ -58,3 +58,14 @@ def md_url(url: object) -> str:
     """A URL as an autolink ``<url>`` when it is a plain one, else as a code span (nothing in it renders)."""
     text = str(url)
     return f"<{text}>" if _AUTOLINK.match(text) and text.isprintable() else md_code(text)
+
+
+def printable(text: str) -> str:
+    """Control and other unprintable characters (a binary payload's snippet) shown as U+FFFD, so report.md
+    stays a text file that viewers and ``grep`` treat as text."""
+    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
+
+
+def markdown_table(columns: tuple[str, ...], align: str, rows: list[list[str]]) -> list[str]:
+    """A markdown table as lines: the header, the ``align`` row (e.g. ``|---|---:|``), one line per row of cells."""
+    return ["| " + " | ".join(columns) + " |", align, *("| " + " | ".join(row) + " |" for row in rows)]

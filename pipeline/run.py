@@ -17,6 +17,10 @@ from pipeline.atomic import write_json_atomic
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
 from pipeline.config_base import expand_home
 from pipeline.curate.build import curate_source
+from pipeline.curate.report.classify import classify_markdown, classify_summary
+from pipeline.curate.report.decontaminate import decontamination_markdown, decontamination_summary
+from pipeline.curate.report.section import curation_section
+from pipeline.curate.report.toxicity import toxicity_markdown, toxicity_summary
 from pipeline.dedup.result import dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.dedup.run import run_dedup
@@ -25,7 +29,8 @@ from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 from pipeline.read import build_reader, is_pattern, split_path
 from pipeline.read.common import source_name_for
-from pipeline.report import add_section, curation_section, routed_section, write_report
+from pipeline.report import add_section, write_report
+from pipeline.report.routed import routed_section
 from pipeline.tokenize.config import TokenizeConfig
 from pipeline.usage import workers_markdown, workers_summary
 
@@ -204,7 +209,7 @@ def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
         sections["routed"] = routed
     stage_sections = model_stage_sections(recipe, layout, accounts, top_percent)
     write_report(layout, recipe.name, {**sections, **stage_sections})
-    # the flows publish these sections as artifacts (pipeline.report's renderers) from the summary they get back
+    # the flows publish these sections as artifacts (each stage's renderer) from the summary they get back
     return {**section_json, **{name: payload for name, (_, payload) in stage_sections.items()}}
 
 
@@ -212,15 +217,6 @@ def model_stage_sections(
     recipe: CurationRecipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: dict[str, Any] | None
 ) -> dict[str, tuple[str, dict]]:
     """The report sections of the classify, toxicity and decontaminate stages (when some source runs them)."""
-    from pipeline.report import (
-        classify_markdown,
-        classify_summary,
-        decontamination_markdown,
-        decontamination_summary,
-        toxicity_markdown,
-        toxicity_summary,
-    )
-
     sections: dict[str, tuple[str, dict]] = {}
     per_source = [recipe.stages_for(s) for s in recipe.sources]
     modes = {c.name: c.mode for stages in per_source for c in stages.classify or []}

@@ -1,10 +1,13 @@
 """What tokenmill says in more than one place, worded once: shares of a whole, the wrong-text-key warning and the
-persistent-index hint (curate's report, ``tokenmill dedup`` and ``tokenmill tokenize`` say them alike).
+persistent-index hint (curate's report, ``tokenmill dedup`` and ``tokenmill tokenize`` say them alike), and the
+cells the report's tables share (drops by rule, a figure or ``—``).
 
 Imports nothing of tokenmill, so any stage can use it without depending on the report.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 def pct(part: float, whole: float) -> str:
@@ -35,3 +38,16 @@ def index_hint(index: str | None) -> str:
         "duplicates — to curate this input afresh, run without it (recipe stages: {dedup: {index: null}}; "
         "tokenmill dedup: leave out --index) or point it at a new folder"
     )
+
+
+def drops_cell(dropped: dict[str, int]) -> str:
+    """A table cell ``rule: documents, ...`` (rules in name order), or ``—``."""
+    return ", ".join(f"{rule}: {n:,}" for rule, n in sorted(dropped.items())) or "—"
+
+
+def number(value: Any, digits: int = 0) -> str:
+    """A figure of a table (the shards, the run summary) with thousands separators and ``digits`` decimals;
+    ``—`` when absent, as written when not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "—" if value is None else str(value)
+    return f"{value:,.{digits}f}"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.report import save_figure
+from pipeline.figures import save_figure
 from training.config import TrainConfig
 from training.metrics import EVAL, METRICS, read_rows
 from training.units import per_param

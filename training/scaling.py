@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TokenmillError
-from pipeline.report import save_figure
+from pipeline.figures import save_figure
 from training.plan.laws import ScalingFit
 from training.plan.report import finish_nd_axes
 from training.units import PlanError, parse_count

@@ -66,12 +66,12 @@ def register(app: typer.Typer) -> None:
 
 
 def print_summary(result: dict) -> None:
-    """The curation summary as a rich table of ``pipeline.report.source_rows`` (the rows report.md and the
+    """The curation summary as a rich table of ``pipeline.curate.report.funnel.source_rows`` (the rows report.md and the
     ``curation-funnel`` artifact show), then the run's warnings and the report path."""
     from rich.table import Table
 
     from flows.runtime import console
-    from pipeline.report import SOURCE_COLUMNS, source_rows
+    from pipeline.curate.report.funnel import SOURCE_COLUMNS, source_rows
 
     table = Table(title="curation")
     for column in SOURCE_COLUMNS:

@@ -162,7 +162,7 @@ def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # n
     from rich.markup import escape
     from rich.table import Table
 
-    from pipeline.report import SHARD_COLUMNS, shard_rows
+    from pipeline.tokenize.report import SHARD_COLUMNS, shard_rows
 
     tok = manifest.tokenizer_info
     console.print(

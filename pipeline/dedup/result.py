@@ -160,8 +160,8 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
 
 
 def dedup_warnings(result: DedupResult, text_key: str = "text", index: str | None = None) -> list[str]:
-    """What ``tokenmill dedup`` says loudly at its end, worded as curation says it (``pipeline.report``): a source
-    most of whose rows had no field ``text_key`` (with the fields those rows had), and a run that kept nothing
+    """What ``tokenmill dedup`` says loudly at its end, worded as curation says it (``pipeline.curate.report.warn``):
+    a source most of whose rows had no field ``text_key`` (with the fields those rows had), and a run that kept nothing
     because a persistent ``index`` matched it."""
     warnings = []
     for source, counts in sorted(result.per_source.items()):

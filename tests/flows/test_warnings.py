@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from pipeline.accounting import SourceAccount
 from pipeline.config import RecipeError, load_recipe, parse_recipe
 from pipeline.curate.build import curate_source
-from pipeline.report import curation_warnings
+from pipeline.curate.report.warn import curation_warnings
 from pipeline.run import prepare_run_dir, resolve_run, write_curation_report
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from pipeline.curate.build import curate_source
-from pipeline.report import curation_section, write_report
+from pipeline.curate.report.section import curation_section
+from pipeline.report import write_report
 from pipeline.run import account_all, prepare_run_dir
 from training.recipe import load_recipe
 

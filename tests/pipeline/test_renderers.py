@@ -8,10 +8,12 @@ from types import SimpleNamespace
 import pytest
 
 from pipeline.accounting import SourceAccount
+from pipeline.curate.report.funnel import source_rows
+from pipeline.curate.report.section import funnel_markdown
 from pipeline.dedup.config import DedupConfig, recipe_dedup_settings
 from pipeline.dedup.result import DedupResult, SourceCounts, dedup_report_md, dedup_source_rows
-from pipeline.report import funnel_markdown, shard_rows, shards_markdown, source_rows
 from pipeline.shards.format import MANIFEST, ShardError, ShardManifest
+from pipeline.tokenize.report import shard_rows, shards_markdown
 
 
 def test_funnel_rows_are_the_reports_rows_in_pipeline_order() -> None:

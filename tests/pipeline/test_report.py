@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 
 from pipeline.accounting import SourceAccount
+from pipeline.curate.report.funnel import stage_rows
+from pipeline.curate.report.section import curation_section
 from pipeline.layout import RunLayout
-from pipeline.report import curation_section, demote_headings, pct, rebase_images, stage_rows, without_images
+from pipeline.report import demote_headings, rebase_images, without_images
+from pipeline.wording import pct
 
 
 def web_account() -> SourceAccount:
@@ -79,8 +82,9 @@ def test_nested_headings_and_images_for_the_prefect_ui() -> None:
 
 
 def test_token_table_and_rounded_summary() -> None:
-    from pipeline.report import run_summary, shards_markdown
+    from flows.run_summary import run_summary
     from pipeline.shards.format import ShardManifest
+    from pipeline.tokenize.report import shards_markdown
 
     manifest = {
         "dtype": "uint16",

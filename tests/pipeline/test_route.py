@@ -132,7 +132,7 @@ def test_routing_balances_with_two_sources(tmp_path: Path, corpus, target_kind: 
     own = read_jsonl(layout.curated("web"), "*.jsonl.gz")
     assert len(own) == web.kept_final and all("routed_to" not in d["metadata"] for d in own)
     # the funnel moves routed documents between sources and never goes negative; it ends at what each kept
-    from pipeline.report import funnel, stage_rows
+    from pipeline.curate.report.funnel import funnel, stage_rows
 
     web_rows, mined_rows = funnel(web), funnel(mined)
     assert ("routed out", web.kept_final) in web_rows and web_rows[-1] == ("routed out", web.kept_final)

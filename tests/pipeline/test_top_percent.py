@@ -177,12 +177,12 @@ def test_resume_after_sigkill_gives_identical_outputs(tmp_path):
 
 
 def test_stage_order_lists_the_model_stages_in_pipeline_order():
-    from pipeline.report import STAGE_ORDER
+    from pipeline.curate.report.funnel import STAGE_ORDER
 
     order = [s for s in STAGE_ORDER if s in ("quality", "classify", "toxicity", "decontaminate", "pii", "dedup")]
     assert order == ["quality", "classify", "toxicity", "decontaminate", "pii", "dedup"]
     from pipeline.accounting import SourceAccount
-    from pipeline.report import funnel
+    from pipeline.curate.report.funnel import funnel
 
     account = SourceAccount(source="web", read=10)
     account.dropped = {"pii": {"x": 1}, "decontaminate": {"contaminated_mmlu": 1}}
@@ -267,7 +267,8 @@ def test_top_percent_is_a_classify_mode(mode):
 
 def test_flows_publish_the_report_tables_as_artifacts():
     from flows.artifacts import publish_model_stage_artifacts
-    from pipeline.report import classify_markdown, decontamination_markdown
+    from pipeline.curate.report.classify import classify_markdown
+    from pipeline.curate.report.decontaminate import decontamination_markdown
 
     summary = {
         "classify": {

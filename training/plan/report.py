@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.report import save_figure
+from pipeline.figures import save_figure
 from training.gpus import GIB
 from training.plan.laws import FITTED_LOSS_CAVEAT, LOSS_CAVEAT, ScalingFit
 from training.plan.memory import HEADROOM_SHARE
