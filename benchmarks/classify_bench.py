@@ -36,7 +36,8 @@ def main() -> None:
 
     from pipeline.classifier.train import Hyperparameters, train_classifier
     from pipeline.classify.scoring import flatten
-    from pipeline.curate.classify import ClassifierConfig, ClassifyStage
+    from pipeline.curate.classify import ClassifyStage
+    from pipeline.curate.config import ClassifierConfig
 
     warnings.simplefilter("ignore")
     positives = pack([pydoc.render_doc(importlib.import_module(m), renderer=pydoc.plaintext) for m in MODULES])

@@ -143,7 +143,8 @@ def main() -> None:
 
     from datatrove.data import Document
 
-    from pipeline.curate.decontaminate import DecontaminateConfig, DecontaminateStage, normalize_words
+    from pipeline.curate.config import DecontaminateConfig
+    from pipeline.curate.decontaminate import DecontaminateStage, normalize_words
 
     rng = random.Random(args.seed)
     started = time.time()

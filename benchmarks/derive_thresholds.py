@@ -31,8 +31,8 @@ from pathlib import Path
 
 import real_text  # also puts the repository on sys.path (through _common)
 
+from pipeline.curate.config import GopherRepetitionConfig
 from pipeline.curate.extract import extract_resiliparse
-from pipeline.curate.quality import GopherRepetitionConfig
 from pipeline.curate.quality.document import Text
 from pipeline.curate.quality.gopher_repetition import repetition_ratios
 from pipeline.text import normalize_text

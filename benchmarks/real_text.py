@@ -706,7 +706,7 @@ def generate_spam(count: int, seed: int) -> list[tuple[str, str, str]]:
 
 def recipe_stages(recipe_path: Path, keep: list[str] | None | str = "as_is", pii: bool = False):
     """The recipe's stage configs as the project loads them; ``keep`` replaces the language keep-list."""
-    from pipeline.curate.language import LanguageConfig
+    from pipeline.curate.config import LanguageConfig
     from training.recipe import load_recipe
 
     recipe = load_recipe(recipe_path)

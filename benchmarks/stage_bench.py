@@ -25,7 +25,8 @@ def language_throughput() -> tuple[float, float]:
     """fastText paragraphs per CPU-second, and stage documents (2 KB, mixed languages) per CPU-second."""
     from datatrove.data import Document
 
-    from pipeline.curate.language import LanguageConfig, LanguageStage
+    from pipeline.curate.config import LanguageConfig
+    from pipeline.curate.language import LanguageStage
     from tests.pipeline.test_language import PARAGRAPHS
 
     stage = LanguageStage(LanguageConfig(keep=None))
@@ -54,7 +55,8 @@ def language_throughput() -> tuple[float, float]:
 def language() -> None:
     from datatrove.data import Document
 
-    from pipeline.curate.language import LanguageConfig, LanguageStage
+    from pipeline.curate.config import LanguageConfig
+    from pipeline.curate.language import LanguageStage
     from tests.helpers.text import ARTICLES
     from tests.pipeline.test_language import PARAGRAPHS, paragraph_accuracy
 

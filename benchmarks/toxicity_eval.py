@@ -284,7 +284,8 @@ def main() -> None:
 
     from datatrove.data import Document
 
-    from pipeline.curate.toxicity import ToxicityConfig, ToxicityStage
+    from pipeline.curate.config import ToxicityConfig
+    from pipeline.curate.toxicity import ToxicityStage
 
     sets = build_sets(args.abusive)
     overrides = {

@@ -2,7 +2,9 @@
 
 Unknown keys and wrong types are errors; ``load_recipe`` turns pydantic's report into a
 ``RecipeError`` that names the file and the dotted field path (``sources.0.kind``).
-Each stage owns its config model in its own module; this file only assembles them.
+Each stage's config model lives in its package's pydantic-only ``config`` module (``pipeline.curate.config``,
+``pipeline.dedup.config``, ``pipeline.tokenize.config``); this file assembles them, so reading a recipe imports
+no stage code, and no stage imports this file at run time (tests/e2e/test_architecture.py: the unit order).
 
 ``CurationRecipe`` is what ``pipeline/`` reads. The sections that configure training (``plan:``, ``train:``,
 ``ablate:``) are typed one level up, by ``training.recipe.Recipe(CurationRecipe)``, so that this package
@@ -18,12 +20,22 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from pipeline.config_base import StrictModel, field_errors, read_yaml
-from pipeline.errors import TokenmillError
+from pipeline.config_base import RecipeError, StrictModel, field_errors, read_yaml
+from pipeline.curate.config import (
+    ClassifierConfig,
+    DecontaminateConfig,
+    ExtractConfig,
+    LanguageConfig,
+    PIIConfig,
+    QualityConfig,
+    ToxicityConfig,
+)
+from pipeline.dedup.config import DedupConfig
 from pipeline.layout import RUN_HEADER
 from pipeline.read.common import DEFAULT_MAX_BYTES
+from pipeline.tokenize.config import TokenizeConfig
 
 SOURCE_KINDS = ("warc", "jsonl", "parquet", "hf", "folder")
 #: a source that reads nothing itself: it receives the documents a ``classify`` stage routes to it (``mode: route``)
@@ -124,57 +136,21 @@ class ExecutorConfig(StrictModel):
         return self
 
 
-def _stage_models() -> dict[str, type[BaseModel]]:
-    from pipeline.curate.classify import ClassifierConfig
-    from pipeline.curate.decontaminate import DecontaminateConfig
-    from pipeline.curate.extract import ExtractConfig
-    from pipeline.curate.language import LanguageConfig
-    from pipeline.curate.pii import PIIConfig
-    from pipeline.curate.quality import QualityConfig
-    from pipeline.curate.toxicity import ToxicityConfig
-    from pipeline.dedup.config import DedupConfig
-    from pipeline.tokenize.config import TokenizeConfig
-
-    return {
-        "dedup": DedupConfig,
-        "tokenize": TokenizeConfig,
-        "extract": ExtractConfig,
-        "language": LanguageConfig,
-        "quality": QualityConfig,
-        "pii": PIIConfig,
-        "decontaminate": DecontaminateConfig,
-        "classify": ClassifierConfig,
-        "toxicity": ToxicityConfig,
-    }
-
-
-_models = _stage_models()
-ExtractConfig = _models["extract"]
-LanguageConfig = _models["language"]
-QualityConfig = _models["quality"]
-PIIConfig = _models["pii"]
-DecontaminateConfig = _models["decontaminate"]
-ClassifierConfig = _models["classify"]
-ToxicityConfig = _models["toxicity"]
-DedupConfig = _models["dedup"]
-TokenizeConfig = _models["tokenize"]
-
-
 class StagesConfig(StrictModel):
     """Per-stage parameters; set a stage to ``null`` in YAML to switch it off (extract excepted)."""
 
-    extract: ExtractConfig = ExtractConfig()  # type: ignore[valid-type]
-    language: LanguageConfig | None = LanguageConfig()  # type: ignore[valid-type]
-    quality: QualityConfig | None = QualityConfig()  # type: ignore[valid-type]
+    extract: ExtractConfig = ExtractConfig()
+    language: LanguageConfig | None = LanguageConfig()
+    quality: QualityConfig | None = QualityConfig()
     #: fastText classifiers, in order (docs/classify.md); after quality, before decontaminate and PII
-    classify: list[ClassifierConfig] | None = None  # type: ignore[valid-type]
+    classify: list[ClassifierConfig] | None = None
     #: off unless set (docs/toxicity.md; `toxicity: {}` for the defaults); after classify, before decontaminate
-    toxicity: ToxicityConfig | None = None  # type: ignore[valid-type]
+    toxicity: ToxicityConfig | None = None
     #: off unless the recipe names eval sets (docs/decontaminate.md); runs after quality, before PII
-    decontaminate: DecontaminateConfig | None = None  # type: ignore[valid-type]
-    pii: PIIConfig | None = PIIConfig()  # type: ignore[valid-type]
-    dedup: DedupConfig | None = None  # type: ignore[valid-type]
-    tokenize: TokenizeConfig | None = None  # type: ignore[valid-type]
+    decontaminate: DecontaminateConfig | None = None
+    pii: PIIConfig | None = PIIConfig()
+    dedup: DedupConfig | None = None
+    tokenize: TokenizeConfig | None = None
 
     @field_validator("classify")
     @classmethod
@@ -292,10 +268,6 @@ def _deep_merge(base: Any, override: Any) -> Any:
             merged[key] = _deep_merge(base.get(key), value) if key in base else value
         return merged
     return override
-
-
-class RecipeError(TokenmillError, ValueError):
-    """A recipe that cannot be used; the message names the file and each offending field."""
 
 
 def format_validation_error(error: ValidationError, origin: str) -> str:

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
+from pipeline.errors import TokenmillError
+
 #: the fields of the config models that hold a path (or a list of paths, or names that may be files: eval
 #: tasks, a model preset or its file), by name, in every model: their values are ``~``-expanded
 PATH_FIELDS = frozenset(
@@ -57,6 +59,10 @@ class StrictModel(BaseModel):
     @classmethod
     def _expand_home(cls, value: Any, info: ValidationInfo) -> Any:
         return expand_home(value) if info.field_name in PATH_FIELDS else value
+
+
+class RecipeError(TokenmillError, ValueError):
+    """A recipe that cannot be used; the message names the file and each offending field."""
 
 
 def field_errors(error: Any, prefix: str = "") -> list[str]:

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
-from pipeline.config import ExecutorConfig
 from pipeline.local_executor import GuardedLocalExecutor
 from pipeline.redact import save_executor_json
 from pipeline.usage import RecordsUsage
+
+if TYPE_CHECKING:  # read, never built, here: the recipe (pipeline.config) sits above the stages that run ranks
+    from pipeline.config import ExecutorConfig
 
 #: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
 FORKSERVER_PRELOAD = (

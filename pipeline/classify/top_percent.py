@@ -51,7 +51,7 @@ import numpy as np
 
 from pipeline.atomic import atomic_open
 from pipeline.base import Drop, drop_row
-from pipeline.config import RecipeError
+from pipeline.config_base import RecipeError
 from pipeline.fingerprint import digest, read_fingerprint, write_fingerprint
 from pipeline.layout import RunLayout
 from pipeline.ownership import record_of, remove_owned

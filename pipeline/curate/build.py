@@ -12,10 +12,11 @@ comes from the recipe too, so the same recipe scales out without edits.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import Ledger
-from pipeline.config import CurationRecipe, SourceConfig, StagesConfig
 from pipeline.curate.classify import ClassifyStage
 from pipeline.curate.decontaminate import DecontaminateStage
 from pipeline.curate.extract import ExtractStage
@@ -30,6 +31,9 @@ from pipeline.layout import RunLayout
 from pipeline.ownership import record_of, remove_owned
 from pipeline.read import build_reader
 from pipeline.read.tabular import HFDatasetReader
+
+if TYPE_CHECKING:  # the recipe is read, never built, here: pipeline.config imports curate's models (unit order)
+    from pipeline.config import CurationRecipe, SourceConfig, StagesConfig
 
 
 def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]:

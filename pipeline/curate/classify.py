@@ -45,67 +45,16 @@ metadata, so two classifiers with the same label names overwrite each other; it 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from datatrove.data import Document
-from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.classify.scoring import Classifier, ClassifierError
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import ClassifierConfig, ClassifyConfig
 
-MODES = ("annotate", "threshold", "top_percent", "pareto", "route")
 #: metadata a ``route`` classifier sets on a document at or above its threshold (read by pipeline.curate.routing)
 ROUTED_TO, ROUTED_BY = "routed_to", "routed_by"
-
-
-class ClassifierConfig(StrictModel):
-    """One classifier of ``stages.classify`` (docs/classify.md)."""
-
-    name: str = Field(description="metadata key classify.<name>; drop rule <name>_below_threshold")
-    model: str = Field(description="a fastText .bin (MODEL.json beside it names the labels)")
-    mode: Literal["annotate", "threshold", "top_percent", "pareto", "route"] = "annotate"
-    threshold: float = Field(default=0.5, ge=0, le=1, description="threshold: drop below this P(positive)")
-    top_percent: float = Field(
-        default=10.0, gt=0, le=100, description="top_percent: keep this share (%) of the run's documents by score"
-    )
-    alpha: float = Field(default=9.0, gt=0, description="pareto: the Pareto shape (GPT-3: 9)")
-    seed: int = Field(default=0, description="pareto: seed of the per-document draw")
-    label: str | None = Field(default=None, description="the positive label (default: from MODEL.json)")
-    route_to: str | None = Field(default=None, description="route: the source that documents scoring >= threshold join")
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_identifier(cls, value: str) -> str:
-        import re
-
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
-            raise ValueError("classifier names use letters, digits, '_', '.', '-' (they name rules and fields)")
-        return value
-
-    @model_validator(mode="after")
-    def _route_needs_target(self) -> ClassifierConfig:
-        # that route_to names another source of the recipe is checked by Recipe (it knows the sources)
-        if self.mode == "route" and not self.route_to:
-            raise ValueError(f"classifier {self.name!r}: mode 'route' needs route_to (the source to route into)")
-        if self.mode != "route" and self.route_to is not None:
-            raise ValueError(f"classifier {self.name!r}: route_to applies to mode 'route' only")
-        return self
-
-
-class ClassifyConfig(StrictModel):
-    """The list of classifiers is the stage's config; this wrapper checks the names are unique."""
-
-    classifiers: list[ClassifierConfig] = Field(min_length=1)
-
-    @field_validator("classifiers")
-    @classmethod
-    def _unique(cls, value: list[ClassifierConfig]) -> list[ClassifierConfig]:
-        names = [c.name for c in value]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"classifier names must be unique; repeated: {', '.join(repeated)}")
-        return value
 
 
 def pareto_draw(seed: int, doc_id: str, alpha: float) -> float:
@@ -188,4 +137,4 @@ class ClassifyStage(AccountedStep):
         return verdicts
 
 
-__all__ = ["ClassifierConfig", "ClassifyConfig", "ClassifyStage", "MODES", "ROUTED_BY", "ROUTED_TO", "pareto_draw"]
+__all__ = ["ClassifyStage", "ROUTED_BY", "ROUTED_TO", "pareto_draw"]

@@ -40,20 +40,18 @@ import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from datatrove.data import Document
-from pydantic import Field, field_validator
 
 from pipeline import checked_arrays
 from pipeline.base import AccountedStep, Drop
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import DecontaminateConfig, EvalSetConfig
 from pipeline.read.common import InputError
 
 _NOT_WORD = re.compile(r"[^\w\s]|_")
 _ASCII_PUNCT = string.punctuation.encode()
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 INDEX_FORMAT = "tokenmill-eval-index/1"
 logger = logging.getLogger(__name__)
@@ -78,44 +76,6 @@ def word_spans(text: str) -> list[tuple[int, int]]:
         if _NOT_WORD.sub("", match.group().lower()):
             spans.append(match.span())
     return spans
-
-
-class EvalSetConfig(StrictModel):
-    """One evaluation set: a JSONL file (``fields`` joined into one item per row) or a text file (one item per line)."""
-
-    path: str
-    name: str | None = Field(default=None, description="default: the file name before its first dot")
-    fields: list[str] = Field(default=["text"], min_length=1, description="JSONL fields joined into the item")
-    id_field: str = Field(default="id", description="JSONL field naming the item (default: its line number)")
-
-    def set_name(self) -> str:
-        base = self.name or Path(self.path).name.split(".")[0] or "eval"
-        return _SAFE_NAME.sub("_", base)
-
-
-class DecontaminateConfig(StrictModel):
-    """``stages.decontaminate`` (docs/decontaminate.md)."""
-
-    eval_sets: list[EvalSetConfig | str] = Field(min_length=1, description="JSONL or text files")
-    ngram: int = Field(default=13, ge=1, description="window length in normalised words (GPT-3: 13)")
-    min_item_words: int = Field(default=8, ge=1, description="shorter items are ignored (NeMo: 8)")
-    mode: Literal["drop", "cut"] = "drop"
-    cut_margin: int = Field(default=200, ge=0, description="cut: characters removed either side of a match")
-    max_matches: int = Field(default=10, ge=0, description="cut: drop the document beyond this many matches")
-    min_remaining_chars: int = Field(default=200, ge=0, description="cut: drop the document when less remains")
-
-    @field_validator("eval_sets")
-    @classmethod
-    def _as_configs(cls, value: list[EvalSetConfig | str]) -> list[EvalSetConfig | str]:
-        configs = [EvalSetConfig(path=v) if isinstance(v, str) else v for v in value]
-        names = [c.set_name() for c in configs]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"eval set names must be unique (set name: to tell them apart); repeated: {repeated}")
-        return configs
-
-    def sets(self) -> list[EvalSetConfig]:
-        return [EvalSetConfig(path=v) if isinstance(v, str) else v for v in self.eval_sets]
 
 
 class EvalSetError(InputError):
@@ -518,10 +478,8 @@ class DecontaminateStage(AccountedStep):
 
 
 __all__ = [
-    "DecontaminateConfig",
     "DecontaminateStage",
     "EvalIndex",
-    "EvalSetConfig",
     "EvalSetError",
     "index_fingerprint",
     "normalize_words",

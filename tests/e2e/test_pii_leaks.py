@@ -302,7 +302,7 @@ def test_incomplete_snippet_shows_only_its_safe_part() -> None:
 
 
 def test_url_redaction_keeps_structure_and_follows_pii_types() -> None:
-    from pipeline.curate.pii import PIIConfig
+    from pipeline.curate.config import PIIConfig
 
     redactor = PIIRedactor()
     counts: dict[str, int] = {}

@@ -14,7 +14,8 @@ from datatrove.data import Document
 from pipeline.classify.scoring import ClassifierError
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import build_stages
-from pipeline.curate.classify import ClassifierConfig, ClassifyStage
+from pipeline.curate.classify import ClassifyStage
+from pipeline.curate.config import ClassifierConfig
 from tests.helpers.curate import one_stage_recipe
 
 

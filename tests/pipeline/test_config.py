@@ -118,7 +118,7 @@ def test_readme_recipe_example_validates() -> None:
 
 def test_tilde_expands_in_every_path_field_and_nowhere_else(tmp_path: Path, monkeypatch) -> None:
     """Issue 19 item 7: ``output_dir: '~'`` made a folder named ``~``; every path field now expands it."""
-    from pipeline.curate.decontaminate import DecontaminateConfig
+    from pipeline.curate.config import DecontaminateConfig
     from pipeline.dedup.config import IndexConfig
     from pipeline.tokenize.config import TokenizeConfig
     from training.config import TrainConfig

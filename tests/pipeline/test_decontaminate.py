@@ -17,13 +17,8 @@ from datatrove.data import Document
 
 from pipeline.config import load_recipe
 from pipeline.curate.build import build_stages
-from pipeline.curate.decontaminate import (
-    DecontaminateConfig,
-    DecontaminateStage,
-    EvalSetError,
-    normalize_words,
-    word_spans,
-)
+from pipeline.curate.config import DecontaminateConfig
+from pipeline.curate.decontaminate import DecontaminateStage, EvalSetError, normalize_words, word_spans
 from tests.helpers.curate import one_stage_recipe
 from tests.helpers.text import topic_corpus
 

@@ -12,7 +12,8 @@ import pytest
 from datatrove.data import Document
 
 import pipeline.curate.extract as extract_module
-from pipeline.curate.extract import ExtractConfig, ExtractStage
+from pipeline.curate.config import ExtractConfig
+from pipeline.curate.extract import ExtractStage
 
 PAGE = (
     "<html><body><nav><a href='/'>Home</a> <a href='/about'>About</a></nav><article><h1>Rates</h1>"
@@ -95,7 +96,8 @@ def _licence_text() -> str:
 
 
 def test_unicode_spaces_and_invisible_characters_are_normalised_once(tmp_path: Path) -> None:
-    from pipeline.curate.quality import QualityConfig, QualityStage
+    from pipeline.curate.config import QualityConfig
+    from pipeline.curate.quality import QualityStage
 
     licence = _licence_text()
     paragraphs = [p for p in licence.split("\n\n") if p.strip()][:40]

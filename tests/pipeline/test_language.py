@@ -13,13 +13,8 @@ import pickle
 import pytest
 from datatrove.data import Document
 
-from pipeline.curate.language import (
-    LanguageConfig,
-    LanguageStage,
-    default_model_path,
-    label_to_language,
-    resolve_model_path,
-)
+from pipeline.curate.config import LanguageConfig
+from pipeline.curate.language import LanguageStage, default_model_path, label_to_language, resolve_model_path
 from pipeline.text import lid_units
 from tests.helpers.text import ARTICLES
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 import pytest
 from datatrove.data import Document
 
-from pipeline.curate.pii import PIIConfig, PIIStage
+from pipeline.curate.config import PIIConfig
+from pipeline.curate.pii import PIIStage
 from pipeline.redact import (
     DEFAULT_PLACEHOLDERS,
     IBAN_LENGTHS,

@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import pii_standards as S  # noqa: E402
 
-from pipeline.curate.pii import PIIConfig  # noqa: E402
+from pipeline.curate.config import PIIConfig  # noqa: E402
 from pipeline.redact import DEFAULT_PLACEHOLDERS, PIIRedactor  # noqa: E402
 
 RECALL = {"email": 0.98, "ip_address": 0.98, "card": 0.98, "iban": 0.98, "ssn": 0.98, "secret": 0.98, "phone": 0.95}

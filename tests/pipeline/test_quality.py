@@ -17,16 +17,8 @@ import re
 import pytest
 from datatrove.data import Document
 
-from pipeline.curate.quality import (
-    STOP_WORDS,
-    C4Config,
-    FineWebConfig,
-    GopherQualityConfig,
-    GopherRepetitionConfig,
-    NGrams,
-    QualityConfig,
-    QualityStage,
-)
+from pipeline.curate.config import C4Config, FineWebConfig, GopherQualityConfig, GopherRepetitionConfig, QualityConfig
+from pipeline.curate.quality import STOP_WORDS, NGrams, QualityStage
 from pipeline.text import count_sentences, split_lines, split_paragraphs, split_words, terminal_punctuation
 from tests.helpers.text import ARTICLES
 

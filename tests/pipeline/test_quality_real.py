@@ -28,7 +28,8 @@ import pytest
 from datatrove.data import Document
 
 from pipeline.config import load_recipe
-from pipeline.curate.quality import STOP_WORDS, QualityConfig, QualityStage
+from pipeline.curate.config import QualityConfig
+from pipeline.curate.quality import STOP_WORDS, QualityStage
 from pipeline.text import NO_SPACE_LANGUAGES, normalize_text
 from tests.helpers.real_text import (
     MAX_ENGLISH_MARKER_SHARE,

@@ -259,7 +259,7 @@ def test_eval_index_is_built_once_per_run_and_the_report_lists_each_eval_set(tmp
 
 @pytest.mark.parametrize("mode", ["top_percent"])
 def test_top_percent_is_a_classify_mode(mode):
-    from pipeline.curate.classify import MODES, ClassifierConfig
+    from pipeline.curate.config import MODES, ClassifierConfig
 
     assert mode in MODES
     assert ClassifierConfig(name="q", model="m.bin", mode=mode).top_percent == 10

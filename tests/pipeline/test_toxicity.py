@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from pipeline.classifier.train import Hyperparameters, train_classifier
 from pipeline.config import RecipeError, load_recipe
 from pipeline.curate.build import build_stages
-from pipeline.curate.toxicity import ToxicityConfig, ToxicityError, ToxicityStage
+from pipeline.curate.config import ToxicityConfig
+from pipeline.curate.toxicity import ToxicityError, ToxicityStage
 from tests.helpers.curate import one_stage_recipe
 
 # written for these tests: clearly abusive lines aimed at the reader

@@ -31,26 +31,18 @@ Like datatrove's C4 filter, the C4 rules rewrite the text to the lines they keep
 the FineWeb rules, run after them, see the rewritten text (the order of datatrove's FineWeb recipe).
 Metrics kept in ``metadata["quality"]``: words, avg_word_length, alpha_ratio, stop_words, dup_line_frac,
 top_2_gram, dup_5_gram, c4_sentences, line_punct_ratio, short_line_ratio, char_dup_ratio, list_ratio.
+
+The recipe model (``QualityConfig``, one config per family, ``DATATROVE_DEFAULTS``) is in ``pipeline.curate.config``.
 """
 
-from pipeline.curate.quality.c4 import C4Config
-from pipeline.curate.quality.config import DATATROVE_DEFAULTS, QualityConfig
 from pipeline.curate.quality.document import Failure
-from pipeline.curate.quality.fineweb import FineWebConfig
-from pipeline.curate.quality.gopher_quality import GopherQualityConfig
-from pipeline.curate.quality.gopher_repetition import GopherRepetitionConfig, NGrams, find_duplicates
+from pipeline.curate.quality.gopher_repetition import NGrams, find_duplicates
 from pipeline.curate.quality.stage import QualityStage, Verdict
 from pipeline.curate.quality.stop_words import STOP_WORDS
 
 __all__ = [
-    "C4Config",
-    "DATATROVE_DEFAULTS",
     "Failure",
-    "FineWebConfig",
-    "GopherQualityConfig",
-    "GopherRepetitionConfig",
     "NGrams",
-    "QualityConfig",
     "QualityStage",
     "STOP_WORDS",
     "Verdict",

@@ -1,6 +1,6 @@
 """C4's line and page rules (Raffel et al. 2020, section 2.2): the paper's definitions by default, datatrove's
-``C4QualityFilter`` under ``compat: datatrove`` (its defaults in ``DATATROVE_DEFAULTS``, its word count before
-citations are removed)."""
+``C4QualityFilter`` under ``compat: datatrove`` (its defaults in ``pipeline.curate.config.DATATROVE_DEFAULTS``,
+its word count before citations are removed)."""
 
 from __future__ import annotations
 
@@ -8,53 +8,12 @@ import re
 from itertools import repeat
 from typing import Any
 
-from pydantic import Field
-
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import C4Config
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.text import count_sentences, line_words, split_words, terminal_punctuation
 
-#: C4's line endings in datatrove (. ? ! " ') plus the sentence-final marks of CJK, Arabic and Devanagari text.
-C4_END_PUNCTUATION_DATATROVE = (".", "?", "!", '"', "'", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥")
-#: C4's line endings as the paper says ("a period, exclamation mark, question mark, or end quotation mark";
-#: the reference code: . ? ! "), with typographic closing quotes and the sentence-final marks of other
-#: scripts: CJK, Arabic/Urdu, Devanagari/Bengali, Ethiopic, Khmer, Myanmar, Tibetan, Armenian.
-C4_END_PUNCTUATION = (
-    ".", "?", "!", '"', "”", "“", "»", "。", "！", "？", "．", "｡", "」", "』", "؟", "۔", "।", "॥",
-    "።", "፧", "។", "៕", "။", "།", "༎", "։",
-)  # fmt: skip
-
 SKIP_C4_PUNCT = "c4_terminal_punctuation"
 
-
-class C4Config(StrictModel):
-    """C4 line and page rules (Raffel et al. 2020), without the bad-words list (it would be a download)."""
-
-    remove_citations: bool = True
-    filter_no_terminal_punct: bool = True
-    end_punctuation: list[str] = Field(default=list(C4_END_PUNCTUATION), description="line endings that count")
-    min_num_sentences: int | None = Field(default=3, description="C4: 3 (datatrove: 5)")
-    min_words_per_line: int | None = Field(default=5, description="C4: 5 (datatrove: 3)")
-    max_word_length: int | None = 1000
-    filter_lorem_ipsum: bool = True
-    filter_javascript: bool = True
-    filter_curly_bracket: bool = True
-    filter_policy: bool = True
-    rewrite_text: bool = Field(default=True, description="replace the text by the kept lines, as C4 does")
-    unwrap_lines: bool = Field(
-        default=True,
-        description="join hard-wrapped lines (man pages, plain-text manuals) into the paragraph lines C4 judges "
-        "(datatrove: false, every newline ends a line)",
-    )
-
-
-#: What ``compat: datatrove`` changes in the C4 defaults (the rest are equal).
-DATATROVE_DEFAULTS: dict[str, Any] = {
-    "min_num_sentences": 5,
-    "min_words_per_line": 3,
-    "end_punctuation": list(C4_END_PUNCTUATION_DATATROVE),
-    "unwrap_lines": False,
-}
 
 #: a hard-wrapped text: its long lines end within this many characters of the wrap width
 _WRAP_SLACK = 20

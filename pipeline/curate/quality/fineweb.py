@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
 from pipeline.text import terminal_punctuation
@@ -16,22 +14,6 @@ from pipeline.text import terminal_punctuation
 FINEWEB_EXTRA_STOP_CHARS = ('"', "”", "»", "」", "』", "།", "༎")
 
 SKIP_FW_PUNCT = "fineweb_line_punct_ratio"
-
-
-class FineWebConfig(StrictModel):
-    """FineWeb's own rules (Penedo et al. 2024, section 3)."""
-
-    line_punct_thr: float | None = 0.12
-    line_punct_exclude_zero: bool = False
-    stop_chars: list[str] | None = Field(default=None, description="null: terminal punctuation of every script")
-    short_line_thr: float | None = 0.67
-    short_line_length: int = 30
-    char_duplicates_ratio: float | None = Field(default=0.1, description="FineWeb: 0.1 (datatrove: 0.01)")
-    new_line_ratio: float | None = Field(default=None, description="not a FineWeb rule; datatrove: 0.3")
-
-
-#: What ``compat: datatrove`` changes in the FineWeb defaults (the rest are equal).
-DATATROVE_DEFAULTS: dict[str, Any] = {"char_duplicates_ratio": 0.01, "new_line_ratio": 0.3}
 
 
 class FineWebRules:

@@ -8,9 +8,8 @@ from itertools import filterfalse
 from typing import Any
 
 import regex
-from pydantic import Field
 
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import GopherQualityConfig
 from pipeline.curate.quality.document import Failure, Text
 from pipeline.curate.quality.stop_words import STOP_WORDS, SUBSTRING_STOP_WORD_LANGUAGES, stop_word_matcher
 from pipeline.text import unspaced_units, word_stats
@@ -22,25 +21,6 @@ SKIP_AVG = "gopher_avg_word_length"
 SKIP_STOP = "gopher_enough_stop_words"
 
 _HAS_LETTER = regex.compile(r"\p{L}").search  # \p{L} is exactly what str.isalpha() calls a letter
-
-
-class GopherQualityConfig(StrictModel):
-    """Gopher quality rules (Rae et al. 2021, appendix A); ``null`` switches a rule off."""
-
-    min_doc_words: int | None = 50
-    max_doc_words: int | None = 100_000
-    min_avg_word_length: float | None = 3
-    max_avg_word_length: float | None = 10
-    max_symbol_word_ratio: float | None = Field(default=0.1, description="'#' and ellipses per word")
-    max_bullet_lines_ratio: float | None = 0.9
-    max_ellipsis_lines_ratio: float | None = 0.3
-    min_alpha_words_ratio: float | None = Field(
-        default=0.8, description="least share of words with a letter (datatrove: max_non_alpha_words_ratio)"
-    )
-    min_stop_words: int | None = 2
-    stop_words: dict[str, list[str]] = Field(
-        default={}, description="per-language lists that replace the built-in ones; [] switches the rule off"
-    )
 
 
 def gopher_quality(doc: Text, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:

@@ -10,30 +10,9 @@ from collections.abc import Iterator
 from itertools import compress
 from typing import Any
 
-from pydantic import Field
-
-from pipeline.config_base import StrictModel
+from pipeline.curate.config import GopherRepetitionConfig
 from pipeline.curate.quality.document import Failure, Text
 from pipeline.text import has_word_char, split_lines, split_paragraphs, whitespace_words
-
-
-class GopherRepetitionConfig(StrictModel):
-    """Gopher repetition rules (Rae et al. 2021, table A1)."""
-
-    dup_line_frac: float | None = 0.3
-    dup_para_frac: float | None = 0.3
-    dup_line_char_frac: float | None = 0.2
-    dup_para_char_frac: float | None = 0.2
-    top_n_grams: list[tuple[int, float]] = [(2, 0.2), (3, 0.18), (4, 0.16)]
-    dup_n_grams: list[tuple[int, float]] = [(5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10)]
-    set_aside_labels: bool = Field(
-        default=True,
-        description="measure duplication without the repeated field labels ('Syntax', 'Example', a table's column "
-        "names) and the signatures of a reference page, when they are at most max_label_share of its characters "
-        "(false: every line counts, as Gopher and datatrove count; compat: datatrove never sets aside)",
-    )
-    max_label_share: float = Field(default=0.3, ge=0, le=1, description="above it, the labels are the page")
-
 
 #: a field label: a line of at most this many words that does not end a sentence ("Syntax", "Example:",
 #: "Default value", "A", "table_name sql_identifier"; three words are already boilerplate: "Share this page")

@@ -9,8 +9,8 @@ from typing import Any
 from datatrove.data import Document
 
 from pipeline.base import AccountedStep, Drop
+from pipeline.curate.config import QualityConfig
 from pipeline.curate.quality.c4 import C4Rules
-from pipeline.curate.quality.config import QualityConfig
 from pipeline.curate.quality.document import Failure, Text
 from pipeline.curate.quality.fineweb import FineWebRules
 from pipeline.curate.quality.gopher_quality import gopher_quality
