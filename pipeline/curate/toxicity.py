@@ -24,7 +24,9 @@ Paragraphs are the document's lines, short ones merged forward until ``min_parag
 ``lid_units`` the language stage votes over: extracted web text puts each block element on its own line).
 Each batch of documents is scored in ONE ``predict_proba`` (or fastText) call over every document and every
 paragraph, so the per-call overhead is paid once per batch; the bundled scorer also tokenises each paragraph
-once and sums a document's counts from them (``BundledScorer.score_units``).
+once and sums a document's counts from them (``BundledScorer.score_units``). The model is scored without
+importing scikit-learn (``pipeline.curate.toxicity_linear``: the same scores, bit for bit, at a fifth of the
+load cost).
 
 Metadata written on every scored document: ``toxicity: {score, toxic_paragraph_share}``. Rules:
 ``toxic_document`` (score: the document score), then ``toxic_paragraphs`` (score: the toxic share; extra
@@ -136,11 +138,18 @@ class BundledScorer:
 
 
 @functools.cache
-def bundled_scorer() -> BundledScorer:
-    """The one ``BundledScorer`` of this process. Loading it (scikit-learn and two pickles) costs ~1.1 CPU-s;
-    ``pipeline.curate.toxicity_preload`` loads it in datatrove's forkserver, so the ranks forked from there
-    share it instead of each paying that (``benchmarks/fixed_cost.py``: a 2,000-page crawl in 4 files)."""
-    return BundledScorer()
+def bundled_scorer() -> Any:
+    """The one scorer of the bundled model in this process: ``LinearToxicityScorer`` (the same pickles and the
+    same scores without importing scikit-learn, ~0.3 CPU-s with joblib and scipy.sparse instead of 1.0-1.5;
+    ``pipeline.curate.toxicity_linear``), or ``BundledScorer`` when the pickles are not the configuration that
+    module reproduces. ``pipeline.curate.toxicity_preload`` loads it in datatrove's forkserver, so the ranks
+    forked from there share it (``benchmarks/fixed_cost.py``: a 2,000-page crawl in 4 files)."""
+    from pipeline.curate.toxicity_linear import LinearToxicityScorer, UnsupportedModel, bundled_data_dir
+
+    try:
+        return LinearToxicityScorer(bundled_data_dir())
+    except UnsupportedModel:
+        return BundledScorer()  # scikit-learn itself: it also raises the clear error of a mismatched pickle
 
 
 class FastTextScorer:

@@ -1,7 +1,8 @@
 """Imported by datatrove's forkserver (``pipeline.executor.preload_forkserver``) when a pipeline runs the
 bundled toxicity scorer: it loads the scorer once there, and every rank forked from the forkserver inherits it.
 
-Only for that list: importing this module loads scikit-learn and the model. A scorer that cannot load (a
+Only for that list: importing this module loads the model (``pipeline.curate.toxicity_linear``; scikit-learn only
+where that cannot read the pickles). A scorer that cannot load (a
 scikit-learn the pickles were not made for) is left to each rank's ``setup``, which raises the clear
 ``ToxicityError``; an exception here would only break the forkserver.
 """
