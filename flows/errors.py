@@ -1,15 +1,22 @@
 """How a command reports a user error: one line, one way, for every command.
 
 ``print_error`` is what ``flows.cli`` prints for a ``TokenmillError`` (``pipeline.errors``) that reaches it, and
-what a command prints for the few errors it catches itself (a missing file, a bad flag). ``os_error_message``
-is the line for an ``OSError`` of the machine (a full disk, ``--output`` that is a file), which ``flows.cli``
-treats as a user error too. This module imports
-nothing at the top: command modules import it when ``tokenmill`` registers them, so it must not cost
-``tokenmill --help`` the import of ``flows.runtime`` (rich's console, urllib): 0.1–1 s by machine and load
-(benchmarks/micro_timings.py).
+what a command prints for the few errors that end with another status. ``CommandError`` is the ``TokenmillError``
+a command raises for what it refuses itself (a missing file, a bad flag): exit 2 through that one handler.
+``os_error_message`` is the line for an ``OSError`` of the machine (a full disk, ``--output`` that is a file),
+which ``flows.cli`` treats as a user error too. This module imports only ``pipeline.errors`` at the top: command
+modules import it when ``tokenmill`` registers them, so it must not cost ``tokenmill --help`` the import of
+``flows.runtime`` (rich's console, urllib): 0.1–1 s by machine and load (benchmarks/micro_timings.py).
 """
 
 from __future__ import annotations
+
+from pipeline.errors import TokenmillError
+
+
+class CommandError(TokenmillError):
+    """What a command refuses on its own (a missing input, flags its config model rejects). Raised, not printed:
+    ``flows.cli`` prints it as every ``TokenmillError`` (``print_error``: one ``error:`` line) and exits 2."""
 
 
 def print_error(message: str) -> None:

@@ -9,96 +9,36 @@ from typing import Any
 
 import typer
 
-from flows.errors import print_error
+from flows.model_options import options_from
+from training.plan.options import PlanOptions
 
 
 def register(app: typer.Typer) -> None:
     app.command(name="plan")(plan_command)
 
 
+#: what the command line reads as text that PlanOptions parses itself: counts such as 300B or 3e23
+COUNTS = ["params", "tokens", "unique_tokens", "base_tokens", "min_tokens", "flops"]
+
+
+@options_from(PlanOptions, exclude=["tp_size"], text=COUNTS)
 def plan_command(
     recipe: Path | None = typer.Argument(
         None, help="YAML file with a top-level 'plan:' mapping of these options (flags given here win)"
     ),
-    model: str | None = typer.Option(
-        None, help="preset (tiny, 20m, 125m, 350m, 1b, 3b, 7b), model YAML, HF config.json or model folder"
-    ),
-    params: str | None = typer.Option(None, help="parameter count instead of a model, e.g. 175B"),
-    tokens: str | None = typer.Option(None, help="training tokens (continued tokens with --base-tokens), e.g. 300B"),
-    gpu: str | None = typer.Option(None, help="GPU type (default H100-SXM); unknown names list the known ones"),
-    gpus: int | None = typer.Option(None, help="number of GPUs (default 1)"),
-    gpu_hours: float | None = typer.Option(None, help="budget in GPU-hours on --gpu at --mfu"),
-    flops: str | None = typer.Option(None, help="budget in FLOPs, e.g. 3e23"),
-    money: float | None = typer.Option(None, help="budget in money (needs --price)"),
-    price: float | None = typer.Option(None, help="price per GPU-hour, for cost and a money budget"),
-    mfu: float | None = typer.Option(None, help="model FLOPs utilisation in (0, 1] (default 0.40)"),
-    seq_len: int | None = typer.Option(None, help="sequence length (default: the model's max positions, or 2048)"),
-    micro_batch: int | None = typer.Option(None, help="sequences per GPU per forward pass (default 1)"),
-    strategy: str | None = typer.Option(None, help="ddp, zero1, zero2, zero3 or fsdp (default ddp)"),
-    activation_checkpointing: bool | None = typer.Option(
-        None, "--activation-checkpointing/--no-activation-checkpointing", help="full activation recompute"
-    ),
-    manifest: str | None = typer.Option(None, help="shard manifest.json (or its folder): unique tokens, vocab"),
-    unique_tokens: str | None = typer.Option(None, help="unique tokens available"),
-    base_tokens: str | None = typer.Option(None, help="base model's pre-training tokens (domain-adaptive mode)"),
-    min_tokens: str | None = typer.Option(None, help="fewer planned tokens is a blocking problem"),
-    vocab_size: int | None = typer.Option(None, help="override the model's vocab (the tokenizer's)"),
-    precision: str | None = typer.Option(
-        None, help="amp (fp32 weights + bf16 autocast, default) or bf16 (bf16 weights, fp32 master: Megatron/DeepSpeed)"
-    ),
-    attention: str | None = typer.Option(None, help="sdpa (default; stores no s×s scores) or eager"),
-    convention: str | None = typer.Option(None, help="FLOPs/token: palm (6N+12LHQT, default), causal, 6n"),
-    fit: str | None = typer.Option(
-        None,
-        help="scaling law: epoch (default) or hoffmann (published, reported beside the 20 tokens/param rule), or "
-        "a fit.json from `tokenmill scaling fit` (your law then sets the optimum, loss and verdicts)",
-    ),
-    tokens_per_param: float | None = typer.Option(None, help="compute-optimal rule (default 20)"),
+    overrides: dict[str, Any] | None = None,  # one flag per PlanOptions field: --model, --tokens, --gpu …
     output: Path | None = typer.Option(None, help="write plan.json, plan.md and plots/plan.png here"),
     as_json: bool = typer.Option(False, "--json", help="print the plan as JSON (fields: docs/plan.md)"),
     strict: bool = typer.Option(False, "--check", help="exit 1 when check() finds blocking problems"),
 ) -> None:
     """Check a planned LLM against a Chinchilla compute/data budget: FLOPs, optimal N/D, memory, time, verdict."""
-    from training.plan.options import PlanOptions, load_plan_options, plan_from_options
+    from training.plan.options import load_plan_options, plan_from_options
     from training.plan.planner import check
-    from training.units import PlanError
 
-    given: dict[str, Any] = {
-        "model": model,
-        "params": params,
-        "tokens": tokens,
-        "gpu": gpu,
-        "gpus": gpus,
-        "gpu_hours": gpu_hours,
-        "flops": flops,
-        "money": money,
-        "price": price,
-        "mfu": mfu,
-        "seq_len": seq_len,
-        "micro_batch": micro_batch,
-        "strategy": strategy,
-        "activation_checkpointing": activation_checkpointing,
-        "manifest": manifest,
-        "unique_tokens": unique_tokens,
-        "base_tokens": base_tokens,
-        "min_tokens": min_tokens,
-        "vocab_size": vocab_size,
-        "precision": precision,
-        "attention": attention,
-        "convention": convention,
-        "fit": fit,
-        "tokens_per_param": tokens_per_param,
-    }
-    overrides = {key: value for key, value in given.items() if value is not None}
-    try:
-        if recipe is not None:
-            options = load_plan_options(recipe, overrides)
-        else:
-            options = _validate_flags(PlanOptions, overrides)
-        result = plan_from_options(options, origin=str(recipe) if recipe else None)
-    except PlanError as error:
-        print_error(str(error))
-        raise typer.Exit(2) from None
+    overrides = overrides or {}
+    # a PlanError (a bad flag, file or budget) goes to flows.cli's one handler: the error line, exit 2
+    options = load_plan_options(recipe, overrides) if recipe is not None else _validate_flags(PlanOptions, overrides)
+    result = plan_from_options(options, origin=str(recipe) if recipe else None)
     blocking = check(result)
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -7,7 +7,9 @@ from typing import Any
 
 import typer
 
-from flows.errors import print_error
+from flows.errors import CommandError
+from flows.model_options import options_from
+from training.config import TrainConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -15,17 +17,23 @@ def register(app: typer.Typer) -> None:
     app.command(name="generate")(generate_command)
 
 
+@options_from(
+    TrainConfig,
+    only=[
+        "shards",
+        "model",
+        "output",
+        "max_steps",
+        "init_from",
+        "seq_len",
+        "micro_batch",
+        "global_batch_tokens",
+        "gpu",
+    ],
+)
 def train_command(
     config: Path | None = typer.Argument(None, help="train config YAML (configs/train/*.yaml); flags given here win"),
-    shards: str | None = typer.Option(None, help="token shards folder (holds manifest.json)"),
-    model: str | None = typer.Option(None, help="preset (tiny, 20m, 125m, 350m, 1b, 3b, 7b), model YAML or HF folder"),
-    output: str | None = typer.Option(None, help="run folder for checkpoints, metrics, final model and report"),
-    max_steps: int | None = typer.Option(None, help="stop after N optimizer steps"),
-    init_from: str | None = typer.Option(None, help="continue pre-training from this local HF model folder"),
-    seq_len: int | None = typer.Option(None, help="tokens per sequence"),
-    micro_batch: int | None = typer.Option(None, help="sequences per GPU per forward pass"),
-    global_batch_tokens: int | None = typer.Option(None, help="tokens per optimizer step over all GPUs"),
-    gpu: str | None = typer.Option(None, help="GPU type the budget check plans for (default: the CUDA device)"),
+    overrides: dict[str, Any] | None = None,  # TrainConfig's fields: --shards, --model, --max-steps …
     force: bool = typer.Option(False, "--force", help="train despite blocking budget problems or a changed config"),
     eval_tasks: str | None = typer.Option(
         None, help="evaluate the final model on these tasks, comma-separated (`tokenmill eval --tasks`)"
@@ -37,30 +45,18 @@ def train_command(
 ) -> None:
     """Pre-train (or continue pre-training) a Llama-style model on token shards, gated by the budget check."""
     from pipeline.console import make_console
-    from pipeline.shards.format import ShardError
-    from training.checkpoint import CheckpointMismatch
-    from training.config import TrainConfigError, load_train_config
+    from training.config import load_train_config
     from training.launch import LaunchFailed, launch_training
-    from training.modeling import ModelSetupError
-    from training.preflight import GateError
     from training.steps import TrainingDiverged
 
     console = make_console(highlight=False, soft_wrap=True)
-    overrides: dict[str, Any] = {
-        "shards": shards,
-        "model": model,
-        "output": output,
-        "max_steps": max_steps,
-        "init_from": init_from,
-        "seq_len": seq_len,
-        "micro_batch": micro_batch,
-        "global_batch_tokens": global_batch_tokens,
-        "gpu": gpu,
-        "force": True if force else None,
-        "eval_tasks": [t.strip() for t in eval_tasks.split(",") if t.strip()] if eval_tasks else None,
-    }
-    refused = (TrainConfigError, GateError, CheckpointMismatch, ModelSetupError, ShardError)
+    overrides = dict(overrides or {})
+    if force:
+        overrides["force"] = True
+    if eval_tasks:
+        overrides["eval_tasks"] = [t.strip() for t in eval_tasks.split(",") if t.strip()]
     launched = accelerate_config is not None or (num_processes or 1) > 1
+    # a refused config, gate, checkpoint, model or shard folder is a TokenmillError: flows.cli's one handler, exit 2
     try:
         settings = load_train_config(config, overrides)
         summary = launch_training(
@@ -69,9 +65,6 @@ def train_command(
             num_processes=num_processes,
             on_event=lambda kind, value: _print_launch(console, kind, value),
         )
-    except refused as error:
-        print_error(str(error))
-        raise typer.Exit(2) from None
     except TrainingDiverged as error:
         console.print(f"[red]diverged:[/red] {error}")
         raise typer.Exit(1) from None
@@ -128,7 +121,6 @@ def generate_command(
 
     try:
         text = generate_sample(model_dir, prompt, max_new_tokens, top_k=top_k, seed=seed)
-    except (FileNotFoundError, ValueError) as error:
-        print_error(str(error))
-        raise typer.Exit(2) from None
+    except (FileNotFoundError, ValueError) as error:  # a missing or foreign model folder: its own words, exit 2
+        raise CommandError(str(error)) from None
     typer.echo(text)

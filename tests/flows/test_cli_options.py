@@ -2,7 +2,8 @@
 config models (issue 24 item 4): names, short forms, ``--x/--no-x`` pairs, defaults, types, metavars, required.
 
 ``cli_options.json`` was written from the hand-written CLI (main ``878b0d7``) by ``python -m
-tests.flows.test_cli_options``; help texts are not in it (they now come from the models' ``Field`` descriptions).
+tests.flows.test_cli_options``; help texts are not in it (they now come from the models' ``Field`` descriptions),
+nor the order of the options in ``--help`` (a generated group follows its model).
 Rewrite it only for a change of the command line that is meant (and say so in the commit).
 """
 
@@ -76,7 +77,11 @@ def test_every_command_keeps_its_options() -> None:
     actual = command_options()
     assert sorted(actual) == sorted(expected)  # no command lost or gained
     for command, params in expected.items():
-        assert actual[command] == params, command
+        # arguments by position; options by name: a generated group lists its flags in the model's order in --help
+        arguments = [p for p in actual[command] if p["kind"] == "Argument"]
+        assert arguments == [p for p in params if p["kind"] == "Argument"], command
+        options = {p["name"]: p for p in actual[command] if p["kind"] != "Argument"}
+        assert options == {p["name"]: p for p in params if p["kind"] != "Argument"}, command
 
 
 def test_the_snapshot_checks_something() -> None:

@@ -7,10 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel, field_errors, read_yaml
-from pipeline.shards.format import ShardError, ShardManifest
 from training.config import TrainConfig
 from training.models import ModelError, ModelShape, load_shape
 from training.plan.hardware import DEFAULT_MFU, Attention, Budget, Data, Hardware, Precision, Strategy
@@ -22,31 +21,49 @@ from training.units import PlanError, count_field, human
 class PlanOptions(StrictModel):
     """The flat option set shared by the CLI flags and a YAML ``plan:`` section."""
 
-    model: str | None = None
-    params: float | None = None
-    tokens: float | None = None
-    unique_tokens: float | None = None
-    base_tokens: float | None = None
-    min_tokens: float | None = None
-    manifest: str | None = None
-    vocab_size: int | None = None
-    gpu: str = "H100-SXM"
-    gpus: int = 1
-    mfu: float = DEFAULT_MFU
-    price: float | None = None
-    flops: float | None = None
-    gpu_hours: float | None = None
-    money: float | None = None
-    seq_len: int | None = None
-    micro_batch: int = 1
-    strategy: Strategy = "ddp"
-    activation_checkpointing: bool = False
-    attention: Attention = "sdpa"
-    precision: Precision = "amp"
+    # the command-line help of `tokenmill plan` is these descriptions (flows.model_options)
+    model: str | None = Field(
+        default=None,
+        description="preset (tiny, 20m, 125m, 350m, 1b, 3b, 7b), model YAML, HF config.json or model folder",
+    )
+    params: float | None = Field(default=None, description="parameter count instead of a model, e.g. 175B")
+    tokens: float | None = Field(
+        default=None, description="training tokens (continued tokens with base_tokens), e.g. 300B"
+    )
+    unique_tokens: float | None = Field(default=None, description="unique tokens available")
+    base_tokens: float | None = Field(
+        default=None, description="base model's pre-training tokens (domain-adaptive mode)"
+    )
+    min_tokens: float | None = Field(default=None, description="fewer planned tokens is a blocking problem")
+    manifest: str | None = Field(default=None, description="shard manifest.json (or its folder): unique tokens, vocab")
+    vocab_size: int | None = Field(default=None, description="override the model's vocab (the tokenizer's)")
+    gpu: str = Field(default="H100-SXM", description="GPU type; unknown names list the known ones")
+    gpus: int = Field(default=1, description="number of GPUs")
+    mfu: float = Field(default=DEFAULT_MFU, description="model FLOPs utilisation in (0, 1]")
+    price: float | None = Field(default=None, description="price per GPU-hour, for cost and a money budget")
+    flops: float | None = Field(default=None, description="budget in FLOPs, e.g. 3e23")
+    gpu_hours: float | None = Field(default=None, description="budget in GPU-hours on the gpu at the mfu")
+    money: float | None = Field(default=None, description="budget in money (needs a price)")
+    seq_len: int | None = Field(
+        default=None, description="sequence length (default: the model's max positions, or 2048)"
+    )
+    micro_batch: int = Field(default=1, description="sequences per GPU per forward pass")
+    strategy: Strategy = Field(default="ddp", description="ddp, zero1, zero2, zero3 or fsdp")
+    activation_checkpointing: bool = Field(default=False, description="full activation recompute")
+    attention: Attention = Field(default="sdpa", description="sdpa (default; stores no s×s scores) or eager")
+    precision: Precision = Field(
+        default="amp",
+        description="amp (fp32 weights + bf16 autocast, default) or bf16 "
+        "(bf16 weights, fp32 master: Megatron/DeepSpeed)",
+    )
     tp_size: int = 1
-    convention: Convention = "palm"
-    fit: str = "epoch"  # epoch, hoffmann, or a fit.json from `tokenmill scaling fit`
-    tokens_per_param: float = TOKENS_PER_PARAM
+    convention: Convention = Field(default="palm", description="FLOPs/token: palm (6N+12LHQT, default), causal, 6n")
+    fit: str = Field(
+        default="epoch",
+        description="scaling law: epoch (default) or hoffmann (published, reported beside the 20 tokens/param rule), "
+        "or a fit.json from `tokenmill scaling fit` (your law then sets the optimum, loss and verdicts)",
+    )
+    tokens_per_param: float = Field(default=TOKENS_PER_PARAM, description="compute-optimal rule")
 
     @field_validator("fit")
     @classmethod
@@ -71,6 +88,10 @@ class PlanOptions(StrictModel):
 def manifest_info(path: str | Path) -> dict[str, Any]:
     """Unique training tokens (and the tokenizer's vocab size) the plan reads from a shard ``manifest.json`` (or
     its folder), through ``ShardManifest``; PlanErrors name the manifest."""
+    # deferred: pipeline.shards.format loads numpy (0.1-0.3 CPU-s), which `tokenmill --help` would pay for the
+    # PlanOptions its flags are generated from (flows.model_options)
+    from pipeline.shards.format import ShardError, ShardManifest
+
     try:
         manifest = ShardManifest.read(path)
     except ShardError as error:
