@@ -1,9 +1,9 @@
 """The ``dedup`` Prefect flow: signatures in parallel ranks, clustering in one task, filtering in the ranks.
 
-Thin by design: each task is one call into ``pipeline.dedup.run`` (the same functions ``run_dedup`` chains);
-the flow adds the recipe lookup (``stages.dedup``, source priorities, executor section), logging, and a
-markdown artifact with the dedup section of the report. Every step resumes from the run directory, so a
-retried or re-run flow continues where the last one stopped.
+Thin by design: the flow is ``flows.dedup_job`` (the recipe lookup, the same call ``tokenmill dedup`` makes) with
+the steps of ``pipeline.dedup.run.DedupSteps`` as tasks, plus logging and a markdown artifact with the dedup
+section of the report. Every step resumes from the run directory, so a retried or re-run flow continues where
+the last one stopped.
 """
 
 from __future__ import annotations
@@ -14,78 +14,18 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_dedup_artifact
+from flows.dedup_job import dedup_job
 from flows.results import NOT_PERSISTED
-from pipeline.lock import hold
+from pipeline.dedup.run import DedupSteps, dedup_cluster, dedup_filter, dedup_finish, dedup_signatures, plan_dedup
 
+plan_task = task(name="dedup-plan", **NOT_PERSISTED)(plan_dedup)
+signatures_task = task(name="dedup-signatures", **NOT_PERSISTED)(dedup_signatures)
+cluster_task = task(name="dedup-cluster", **NOT_PERSISTED)(dedup_cluster)
+filter_task = task(name="dedup-filter", **NOT_PERSISTED)(dedup_filter)
+finish_task = task(name="dedup-finish", **NOT_PERSISTED)(dedup_finish)
 
-def _executor_factory(executor: dict[str, Any] | None):
-    """datatrove executors as the recipe's ``executor`` section describes (local with 1 worker by default)."""
-    from pipeline.config import ExecutorConfig
-    from pipeline.executor import executor_factory
-
-    return executor_factory(
-        ExecutorConfig.model_validate(executor or {"kind": "local", "tasks": 1, "workers": 1}), "dedup"
-    )
-
-
-def _plan(plan: dict[str, Any]):
-    from pipeline.dedup.run import DedupPlan
-
-    return DedupPlan(**plan)
-
-
-def _config(config: dict[str, Any]):
-    from pipeline.dedup.config import DedupConfig
-
-    return DedupConfig.model_validate(config)
-
-
-@task(name="dedup-plan", **NOT_PERSISTED)
-def plan_task(
-    source: dict[str, Any],
-    output_dir: str,
-    config: dict[str, Any],
-    run_name: str | None,
-    tasks: int | None,
-    restart: bool,
-) -> dict[str, Any]:
-    import dataclasses
-
-    from pipeline.dedup.io import DedupInput
-    from pipeline.dedup.run import plan_dedup
-
-    plan = plan_dedup(DedupInput(**source), output_dir, _config(config), run_name, tasks, restart)
-    return dataclasses.asdict(plan)
-
-
-@task(name="dedup-signatures", **NOT_PERSISTED)
-def signatures_task(plan: dict[str, Any], config: dict[str, Any], executor: dict[str, Any] | None) -> None:
-    from pipeline.dedup.run import dedup_signatures
-
-    dedup_signatures(_plan(plan), _config(config), _executor_factory(executor))
-
-
-@task(name="dedup-cluster", **NOT_PERSISTED)
-def cluster_task(
-    plan: dict[str, Any], config: dict[str, Any], priority: dict[str, int], executor: dict[str, Any] | None
-) -> None:
-    from pipeline.dedup.run import dedup_cluster
-
-    dedup_cluster(_plan(plan), _config(config), priority, _executor_factory(executor))
-
-
-@task(name="dedup-filter", **NOT_PERSISTED)
-def filter_task(plan: dict[str, Any], executor: dict[str, Any] | None) -> None:
-    from pipeline.dedup.run import dedup_filter
-
-    dedup_filter(_plan(plan), _executor_factory(executor))
-
-
-@task(name="dedup-finish", **NOT_PERSISTED)
-def finish_task(plan: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    from pipeline.dedup.run import dedup_finish
-
-    return dedup_finish(_plan(plan), _config(config)).to_dict()
+#: the dedup steps as the flow runs them: each a task of the Prefect run
+TASK_STEPS = DedupSteps(plan_task, signatures_task, cluster_task, filter_task, finish_task)
 
 
 @flow(name="dedup", log_prints=True)
@@ -111,61 +51,12 @@ def dedup(
     else one per input file).
     Returns the ``DedupResult`` as a dict.
     """
-    import os
-
-    from pipeline.dedup.config import recipe_dedup_settings
-    from pipeline.dedup.io import DedupInput
-    from pipeline.read.common import source_name_for
-
-    loaded = None
-    if recipe:
-        from training.recipe import load_recipe
-
-        loaded = load_recipe(recipe)
-        executor = executor or loaded.executor.model_dump()
-        tasks = tasks or loaded.executor.tasks
-        run_dir = run_dir or (None if input else loaded.output_dir)
-    settings, priorities = recipe_dedup_settings(loaded, config, priority)
-    if (run_dir is None) == (input is None):
-        raise ValueError("give exactly one of run_dir (a curation run) or input (a JSONL/Parquet dataset)")
-    if run_dir is not None:
-        source_spec, output_dir = DedupInput.curated(run_dir), run_dir
-    else:
-        if output is None:
-            raise ValueError("input needs an output folder")
-        source_spec = DedupInput.dataset(input, source or source_name_for(input), text_key, id_key)
-        output_dir = output
-    import dataclasses
-
-    with hold(output_dir, "dedup"):  # a second dedup (or a curation) on this folder is refused at once
-        return _dedup_locked(
-            dataclasses.asdict(source_spec), os.path.abspath(output_dir), settings, priorities, executor, tasks, restart
-        )
-
-
-def _dedup_locked(
-    source_spec: dict[str, Any],
-    output_dir: str,
-    settings: dict[str, Any],
-    priorities: dict[str, int],
-    executor: dict[str, Any] | None,
-    tasks: int | None,
-    restart: bool,
-) -> dict[str, Any]:
     logger = get_run_logger()
-    plan = plan_task(source_spec, output_dir, settings, None, tasks, restart)
-    logger.info(
-        "dedup %s → %s (%d ranks, %d input files)",
-        source_spec["folder"],
-        plan["output_dir"],
-        plan["tasks"],
-        plan["files"],
+    job = dedup_job(
+        run_dir, input, output, recipe, config, priority, executor, source, text_key, id_key, tasks, restart
     )
-    signatures_task(plan, settings, executor)
-    cluster_task(plan, settings, priorities, executor)
-    filter_task(plan, executor)
-    result = finish_task(plan, settings)
-    publish_dedup_artifact(result, key="dedup", description=f"tokenmill dedup of {source_spec['folder']}")
+    result = job.run(TASK_STEPS, logger).to_dict()
+    publish_dedup_artifact(result, key="dedup", description=f"tokenmill dedup of {job.source.folder}")
     for problem in result["problems"]:
         logger.warning(problem)
     logger.info("dedup: %d in, %d kept, %d dropped", result["documents"], result["kept"], result["dropped"])

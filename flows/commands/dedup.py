@@ -3,99 +3,98 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
 import typer
 from rich.markup import escape
 
-from flows.errors import print_error
+from flows.errors import CommandError
+from flows.model_options import options_from
 from flows.options import check_prefect_mode, id_key_option, prefect_option, text_key_option
 from flows.runtime import console
+from pipeline.dedup.config import DedupConfig
+from pipeline.errors import TokenmillError
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
-    def dedup(
-        input: Path = typer.Option(  # noqa: A002
-            ..., "--input", "-i", help="JSONL (.jsonl, .jsonl.gz, .jsonl.zst) or Parquet file, or a folder of them"
-        ),
-        output: Path = typer.Option(..., "--output", "-o", help="folder to write deduped/, dropped/, stages/dedup/"),
-        index: Optional[Path] = typer.Option(  # noqa: UP045
-            None, "--index", help="persistent index folder: drop what earlier runs kept, then add what this one keeps"
-        ),
-        redis: Optional[str] = typer.Option(  # noqa: UP045
-            None,
-            "--redis",
-            metavar="HOST:PORT[/DB]",
-            help="keep the index in Redis instead: HOST:PORT or HOST:PORT/DB (key prefix: --redis-basename)",
-        ),
-        redis_basename: str = typer.Option(
-            "tokenmill", "--redis-basename", metavar="PREFIX", help="key prefix of the index in Redis"
-        ),
-        rebuild_index: bool = typer.Option(
-            False, "--rebuild-index", help="set an existing (e.g. corrupt) index aside and start a new one"
-        ),
-        no_index_update: bool = typer.Option(False, "--no-index-update", help="compare with the index, add nothing"),
-        recipe: Optional[Path] = typer.Option(  # noqa: UP045
-            None, "--recipe", help="take stages.dedup, sources' priorities and the executor from this recipe"
-        ),
-        source: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--source", help="source name for documents without metadata.source (default: input name)"
-        ),
-        text_key: str = text_key_option("text"),
-        id_key: str = id_key_option("id"),
-        priority: Optional[list[str]] = typer.Option(  # noqa: UP045
-            None, "--priority", metavar="NAME=N", help="documents of higher-priority sources survive (repeatable)"
-        ),
-        threshold: Optional[float] = typer.Option(  # noqa: UP045
-            None, "--threshold", metavar="J", help="least estimated Jaccard (0.5)"
-        ),
-        bands: Optional[int] = typer.Option(  # noqa: UP045
-            None, "--bands", metavar="N", help="LSH bands of the MinHash signature (32)"
-        ),
-        rows: Optional[int] = typer.Option(  # noqa: UP045
-            None, "--rows", metavar="N", help="rows per LSH band (4); bands x rows hashes per document"
-        ),
-        tasks: Optional[int] = typer.Option(None, "--tasks", metavar="N", help="ranks (default: one per input file)"),  # noqa: UP045
-        workers: int = typer.Option(1, "--workers", metavar="N", help="ranks run at the same time (local executor)"),
-        run_name: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--run-name", help="name recorded in the index (default: output folder name)"
-        ),
-        restart: bool = typer.Option(False, "--restart", help="discard earlier dedup state in --output"),
-        prefect: str = prefect_option(),
-    ) -> None:
-        """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
-        from pipeline.dedup.result import DedupResult, dedup_report_md, dedup_warnings
+    app.command()(dedup)
 
-        settings, priorities, executor = _settings(recipe, priority, workers)
-        overrides = {"threshold": threshold, "bands": bands, "rows": rows, "tasks": tasks}
-        settings.update({k: v for k, v in overrides.items() if v is not None})
-        _index_settings(settings, index, redis, redis_basename, rebuild_index, no_index_update, run_name)
-        _check(settings, input)
-        check_prefect_mode(prefect)
-        flow_args = {"source": source, "text_key": text_key, "id_key": id_key, "restart": restart}
-        if executor["kind"] != "local":  # a Ray worker resolves relative paths against its own folder
-            input, output = input.absolute(), output.absolute()
-            if (settings.get("index") or {}).get("path"):
-                settings["index"]["path"] = str(Path(settings["index"]["path"]).absolute())
-        result = _run(input, output, settings, priorities, executor, prefect, flow_args)
-        report = DedupResult.model_validate(result)
-        markdown = dedup_report_md(report)
-        report_path = Path(output) / "dedup_report.md"
-        report_path.write_text(markdown, encoding="utf-8")
-        print_summary(report)
-        index_settings = settings.get("index") or {}
-        redis_index = index_settings.get("redis")
-        index_label = index_settings.get("path") or (
-            f"redis {redis_index['host']}:{redis_index['port']}/{redis_index.get('basename', 'tokenmill')}"
-            if redis_index
-            else None
-        )
-        for warning in dedup_warnings(report, text_key, index_label):  # as curate words them
-            console.print(f"[yellow]warning:[/] {escape(warning)}")
-        console.print(f"kept: {Path(output) / 'deduped'}   drops: {Path(output) / 'dropped'}   report: {report_path}")
-        if not report.accounting_ok:
-            raise typer.Exit(1)
+
+@options_from(
+    DedupConfig,
+    only=["threshold", "bands", "rows", "tasks"],
+    metavars={"threshold": "J", "bands": "N", "rows": "N", "tasks": "N"},
+)
+def dedup(
+    input: Path = typer.Option(  # noqa: A002
+        ..., "--input", "-i", help="JSONL (.jsonl, .jsonl.gz, .jsonl.zst) or Parquet file, or a folder of them"
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="folder to write deduped/, dropped/, stages/dedup/"),
+    index: Path | None = typer.Option(
+        None, "--index", help="persistent index folder: drop what earlier runs kept, then add what this one keeps"
+    ),
+    redis: str | None = typer.Option(
+        None,
+        "--redis",
+        metavar="HOST:PORT[/DB]",
+        help="keep the index in Redis instead: HOST:PORT or HOST:PORT/DB (key prefix: --redis-basename)",
+    ),
+    redis_basename: str = typer.Option(
+        "tokenmill", "--redis-basename", metavar="PREFIX", help="key prefix of the index in Redis"
+    ),
+    rebuild_index: bool = typer.Option(
+        False, "--rebuild-index", help="set an existing (e.g. corrupt) index aside and start a new one"
+    ),
+    no_index_update: bool = typer.Option(False, "--no-index-update", help="compare with the index, add nothing"),
+    recipe: Path | None = typer.Option(
+        None, "--recipe", help="take stages.dedup, sources' priorities and the executor from this recipe"
+    ),
+    source: str | None = typer.Option(
+        None, "--source", help="source name for documents without metadata.source (default: input name)"
+    ),
+    text_key: str = text_key_option("text"),
+    id_key: str = id_key_option("id"),
+    priority: list[str] | None = typer.Option(
+        None, "--priority", metavar="NAME=N", help="documents of higher-priority sources survive (repeatable)"
+    ),
+    overrides: dict[str, Any] | None = None,  # --threshold, --bands, --rows, --tasks (DedupConfig's fields)
+    workers: int = typer.Option(1, "--workers", metavar="N", help="ranks run at the same time (local executor)"),
+    run_name: str | None = typer.Option(
+        None, "--run-name", help="name recorded in the index (default: output folder name)"
+    ),
+    restart: bool = typer.Option(False, "--restart", help="discard earlier dedup state in --output"),
+    prefect: str = prefect_option(),
+) -> None:
+    """Exact + MinHash near-duplicate removal, writing kept documents and drop rows like a curation run."""
+    from pipeline.dedup.result import DedupResult, dedup_report_md, dedup_warnings
+
+    settings, priorities, executor = _settings(recipe, priority, workers)
+    settings.update(overrides or {})
+    _index_settings(settings, index, redis, redis_basename, rebuild_index, no_index_update, run_name)
+    _check(settings, input)
+    check_prefect_mode(prefect)
+    if executor["kind"] != "local":  # a Ray worker resolves relative paths against its own folder
+        input, output = input.absolute(), output.absolute()
+        if (settings.get("index") or {}).get("path"):
+            settings["index"]["path"] = str(Path(settings["index"]["path"]).absolute())
+    job = {"input": str(input), "output": str(output), "config": settings, "priority": priorities}
+    job |= {"executor": executor, "source": source, "text_key": text_key, "id_key": id_key, "restart": restart}
+    report = DedupResult.model_validate(_run(job, prefect))
+    report_path = Path(output) / "dedup_report.md"
+    report_path.write_text(dedup_report_md(report), encoding="utf-8")
+    print_summary(report)
+    index_settings = settings.get("index") or {}
+    redis_index = index_settings.get("redis")
+    index_label = index_settings.get("path") or (
+        f"redis {redis_index['host']}:{redis_index['port']}/{redis_index.get('basename', 'tokenmill')}"
+        if redis_index
+        else None
+    )
+    for warning in dedup_warnings(report, text_key, index_label):  # as curate words them
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    console.print(f"kept: {Path(output) / 'deduped'}   drops: {Path(output) / 'dropped'}   report: {report_path}")
+    if not report.accounting_ok:
+        raise typer.Exit(1)
 
 
 def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> tuple[dict, dict[str, int], dict]:
@@ -152,65 +151,33 @@ def _check(settings: dict, input: Path) -> None:  # noqa: A002
     from pydantic import ValidationError
 
     from pipeline.config import format_validation_error
-    from pipeline.dedup.config import DedupConfig
 
     try:
         DedupConfig.model_validate(settings)
     except ValidationError as error:
-        print_error(format_validation_error(error, "dedup options"))
-        raise typer.Exit(2) from None
+        raise CommandError(format_validation_error(error, "dedup options")) from None
     if not input.exists():
-        print_error(f"{input}: no such file or folder")
-        raise typer.Exit(2)
+        raise CommandError(f"{input}: no such file or folder")
 
 
-def _run(
-    input: Path,  # noqa: A002
-    output: Path,
-    settings: dict,
-    priorities: dict[str, int],
-    executor: dict,
-    prefect: str,
-    flow_args: dict,
-) -> dict:
-    """Dedup in this process (no Prefect backend) or through the ``dedup`` flow; the result as a dict."""
+def _run(job: dict[str, Any], prefect: str) -> dict[str, Any]:
+    """The dedup ``job`` (the ``dedup`` flow's parameters): the flow's own sequence (``flows.dedup_job``) in this
+    process without a Prefect backend, else through the flow, which runs that sequence with its steps as tasks."""
+    from flows.dedup_job import dedup_job
     from flows.runtime import prefect_backend
     from pipeline import progress
-    from pipeline.dedup.cluster import DedupStateError
-    from pipeline.dedup.config import DedupConfig
-    from pipeline.dedup.index import DedupIndexError
 
     try:
         with progress.shown():  # one progress line per dedup step instead of datatrove's logs
-            if prefect_backend(prefect) == "none":  # what the flow's tasks call, in this process
-                from pipeline.config import ExecutorConfig
-                from pipeline.dedup.run import dedup_dataset
-                from pipeline.executor import executor_factory
-
-                return dedup_dataset(
-                    str(input),
-                    str(output),
-                    DedupConfig.model_validate(settings),
-                    source_name=flow_args["source"],
-                    source_priority=priorities,
-                    executor_factory=executor_factory(ExecutorConfig.model_validate(executor), "dedup"),
-                    text_key=flow_args["text_key"],
-                    id_key=flow_args["id_key"],
-                    restart=flow_args["restart"],
-                ).to_dict()
+            if prefect_backend(prefect) == "none":
+                return dedup_job(**job).run().to_dict()
             from flows.dedup import dedup as dedup_flow
 
-            return dedup_flow(
-                input=str(input),
-                output=str(output),
-                config=settings,
-                priority=priorities,
-                executor=executor,
-                **flow_args,
-            )
-    except (DedupIndexError, DedupStateError, ValueError) as error:
-        print_error(str(error))
-        raise typer.Exit(2) from None
+            return dedup_flow(**job)
+    except TokenmillError:
+        raise  # flows.cli's one handler: the error line, exit 2
+    except ValueError as error:  # a dataset file of another kind, an invalid setting: a user error too
+        raise CommandError(str(error)) from None
 
 
 def _redis_config(value: str, basename: str) -> dict:

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from flows.errors import print_error
-from flows.options import id_key_option, text_key_option
+from flows.model_options import options_from
+from flows.tokenize_job import TokenizeJob, tokenize_job, tokenize_shards
+from pipeline.tokenize.config import TokenizeConfig
 
 if TYPE_CHECKING:
     from pipeline.shards.format import ShardManifest
@@ -29,39 +31,36 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, float]:
     return result
 
 
-def _write_shards(
-    input_path: Path, output: Path, base: dict[str, Any], sources: dict, factory: Any, recipe_hash: str | None
-) -> dict[str, Any]:
-    """``run_tokenize`` for the command: an output another command writes, or that tokenmill did not create, is
-    refused first (one line, exit 2, nothing touched); an input error is one line, exit 1."""
+def _write_shards(job: TokenizeJob) -> dict[str, Any]:
+    """``tokenize_shards`` for the command: an output another command writes, or that tokenmill did not create, is
+    refused first (flows.cli's handler: one line, exit 2, nothing touched); an input error is one line, exit 1."""
     from pipeline import progress
-    from pipeline.lock import RunDirError, check_free
-    from pipeline.ownership import check_claim
-    from pipeline.tokenize.config import TokenizeConfig
-    from pipeline.tokenize.run import run_tokenize
+    from pipeline.lock import RunDirError
 
-    check_free(output)
-    check_claim(output, "tokenize")
     try:
-        config = TokenizeConfig.model_validate(base)
         with progress.shown():  # one progress line per encode stage instead of datatrove's per-rank logs
-            return run_tokenize(input_path, output, config, sources, executor_factory=factory, recipe_hash=recipe_hash)
+            return tokenize_shards(job)
     except RunDirError:
-        raise  # flows.cli's handler: one line, exit 2 (the lock was taken meanwhile)
+        raise  # flows.cli's handler: one line, exit 2 (a folder not ours, another run holds it)
     except ValueError as error:  # every tokenmill input error is a ValueError naming its file or source
         print_error(str(error))  # exit 1, as before: the run itself failed
         raise typer.Exit(1) from None
 
 
+@options_from(
+    TokenizeConfig,
+    only=[
+        "tokenizer", "vocab_size", "heldout_share", "seed", "max_shard_tokens", "target_tokens", "text_key", "id_key",
+        "tasks", "workers",
+    ],
+    metavars={
+        "tokenizer": "PATH", "vocab_size": "N", "heldout_share": "SHARE", "seed": "N", "max_shard_tokens": "N",
+        "target_tokens": "N", "text_key": "FIELD", "id_key": "FIELD", "tasks": "N", "workers": "N",
+    },
+)  # fmt: skip
 def tokenize(
     input_path: Path = typer.Option(..., "--input", "-i", help="curation run dir, curated/ folder, or JSONL/Parquet"),
     output: Path = typer.Option(..., "--output", "-o", help="shards folder to write (e.g. runs/demo/shards)"),
-    tokenizer: str | None = typer.Option(
-        None, "--tokenizer", metavar="PATH", help="reuse this tokenizer.json or tokenizer folder"
-    ),
-    vocab_size: int | None = typer.Option(
-        None, "--vocab-size", metavar="N", help="train a byte-level BPE of this size"
-    ),
     recipe: Path | None = typer.Option(
         None,
         "--recipe",
@@ -74,88 +73,30 @@ def tokenize(
     epochs: list[str] | None = typer.Option(
         None, "--epochs", metavar="NAME=TIMES", help="epochs of a source, e.g. finance=2 (repeatable)"
     ),
-    heldout_share: float | None = typer.Option(
-        None, "--heldout-share", metavar="SHARE", help="documents per source held out"
-    ),
-    seed: int | None = typer.Option(None, "--seed", metavar="N", help="seed of the mix and the held-out split"),
-    max_shard_tokens: int | None = typer.Option(
-        None, "--max-shard-tokens", metavar="N", help="tokens per shard file at most"
-    ),
-    target_tokens: int | None = typer.Option(
-        None, "--target-tokens", metavar="N", help="training tokens (all sources weighted)"
-    ),
-    text_key: str | None = text_key_option(),
-    id_key: str | None = id_key_option(),
-    tasks: int | None = typer.Option(None, "--tasks", metavar="N", help="encoding ranks"),
-    workers: int | None = typer.Option(None, "--workers", metavar="N", help="concurrent encoding ranks"),
+    overrides: dict[str, Any] | None = None,  # TokenizeConfig's fields: --tokenizer, --vocab-size, --seed …
 ) -> None:
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
     from pipeline.console import make_console
     from pipeline.shards.format import MANIFEST, ShardManifest
-    from training.recipe import load_recipe
 
     console = make_console()
-    if tokenizer is not None and vocab_size is not None:
+    overrides = overrides or {}
+    if "tokenizer" in overrides and "vocab_size" in overrides:
         raise typer.BadParameter("give exactly one of --tokenizer PATH or --vocab-size N", param_hint="--tokenizer")
-    base: dict[str, Any] = {}
-    sources: dict[str, dict[str, float | None]] = {}
-    recipe_hash = None
-    factory = None
-    if recipe is not None:
-        loaded = load_recipe(recipe)  # a RecipeError goes to flows.cli's one handler: error line, exit 2
-        recipe_hash = loaded.config_hash()
-        factory = _cluster_executor(loaded)
-        if factory is not None:  # Ray workers run in other folders: they get absolute paths
-            input_path, output = input_path.absolute(), output.absolute()
-        stage = getattr(loaded.stages, "tokenize", None)
-        if stage is not None:
-            base = stage.model_dump()
-        sources = {s.name: {"weight": s.weight, "epochs": s.epochs} for s in loaded.sources}
-    if tokenizer is None and vocab_size is None and not base:
+    if "vocab_size" in overrides:  # a size given here trains a tokenizer, whatever the recipe reuses
+        overrides["tokenizer"] = None
+    job = tokenize_job(input_path, output, recipe, overrides)
+    if not {"tokenizer", "vocab_size"} & job.config.keys():  # neither a flag nor the recipe's stages.tokenize
         raise typer.BadParameter(
             "give exactly one of --tokenizer PATH or --vocab-size N (or a --recipe with stages.tokenize)",
             param_hint="--tokenizer",
         )
     for name, value in _pairs(weight, "--weight").items():
-        sources[name] = {"weight": value, "epochs": None}
+        job.sources[name] = {"weight": value, "epochs": None}
     for name, value in _pairs(epochs, "--epochs").items():
-        sources[name] = {"weight": None, "epochs": value}
-    overrides = {
-        "tokenizer": tokenizer,
-        "vocab_size": vocab_size,
-        "heldout_share": heldout_share,
-        "seed": seed,
-        "max_shard_tokens": max_shard_tokens,
-        "target_tokens": target_tokens,
-        "text_key": text_key,
-        "id_key": id_key,
-        "tasks": tasks,
-        "workers": workers,
-    }
-    base.update({k: v for k, v in overrides.items() if v is not None})
-    if vocab_size is not None:
-        base["tokenizer"] = None
-    manifest = _write_shards(input_path, output, base, sources, factory, recipe_hash)
-    _print_summary(console, ShardManifest.from_dict(manifest, output / MANIFEST), output)
-    _count_workers(input_path, output)
-
-
-def _cluster_executor(loaded: Any) -> Any:
-    """The recipe's Slurm or Ray executor for the encode ranks (None: tokenize's own local executor)."""
-    if loaded.executor.kind == "local":
-        return None
-    from pipeline.executor import executor_factory
-
-    return executor_factory(loaded.executor, "tokenize")
-
-
-def _count_workers(input_path: Path, output: Path) -> None:
-    """A run's own shards: the run's report.json ``workers`` adds the encode ranks (pipeline.usage)."""
-    if (input_path / "report.json").is_file() and output.resolve().is_relative_to(input_path.resolve()):
-        from pipeline.layout import RunLayout
-        from pipeline.run import add_workers_section
-
-        add_workers_section(RunLayout.at(input_path))
+        job.sources[name] = {"weight": None, "epochs": value}
+    manifest = _write_shards(job)
+    _print_summary(console, ShardManifest.from_dict(manifest, job.output / MANIFEST), job.output)
 
 
 def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # noqa: ANN001 - a rich Console

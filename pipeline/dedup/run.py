@@ -7,9 +7,9 @@ rewrites its own files. ``plan.json`` pins the settings, the input file list and
 a rerun with other settings or changed input files stops with an error instead of mixing old and new state
 (``restart=True`` clears the dedup outputs first).
 
-Entry points: ``run_dedup`` (a curation run's ``curated/``), ``dedup_dataset`` (any JSONL/Parquet, used by
-``tokenmill dedup``), and the four steps the Prefect flow runs as tasks: ``plan_dedup``, ``dedup_signatures``,
-``dedup_cluster``, ``dedup_filter``, ``dedup_finish``.
+Entry points: ``run_dedup`` (a curation run's ``curated/``), ``dedup_dataset`` (any JSONL/Parquet),
+``dedup_input`` (the one sequence ``tokenmill dedup`` and the ``dedup`` flow run), and the steps the flow runs as
+tasks (``DedupSteps``): ``plan_dedup``, ``dedup_signatures``, ``dedup_cluster``, ``dedup_filter``, ``dedup_finish``.
 """
 
 from __future__ import annotations
@@ -500,13 +500,55 @@ def _save(plan: DedupPlan, result: DedupResult) -> None:
     write_json_atomic(path, result.to_dict(), ensure_ascii=False, indent=1)
 
 
+@dataclasses.dataclass
+class DedupSteps:
+    """The steps of one dedup as callables: plain calls by default; the ``dedup`` flow passes its tasks (these
+    same functions as Prefect tasks), so ``tokenmill dedup`` with or without Prefect and the flow run one
+    sequence (``dedup_input``), as ``pipeline.run.CurationSteps`` does for a curation run."""
+
+    plan: Callable[..., DedupPlan] = plan_dedup
+    signatures: Callable[[DedupPlan, DedupConfig, ExecutorFactory], None] = dedup_signatures
+    cluster: Callable[[DedupPlan, DedupConfig, dict[str, int], ExecutorFactory], None] = dedup_cluster
+    filter: Callable[[DedupPlan, ExecutorFactory], None] = dedup_filter
+    finish: Callable[[DedupPlan, DedupConfig], DedupResult] = dedup_finish
+
+
 def _execute(
-    plan: DedupPlan, config: DedupConfig, source_priority: dict[str, int], executor_factory: ExecutorFactory
+    plan: DedupPlan,
+    config: DedupConfig,
+    source_priority: dict[str, int],
+    executor_factory: ExecutorFactory,
+    steps: DedupSteps | None = None,
 ) -> DedupResult:
-    dedup_signatures(plan, config, executor_factory)
-    dedup_cluster(plan, config, source_priority, executor_factory)
-    dedup_filter(plan, executor_factory)
-    return dedup_finish(plan, config)
+    steps = steps or DedupSteps()
+    steps.signatures(plan, config, executor_factory)
+    steps.cluster(plan, config, source_priority, executor_factory)
+    steps.filter(plan, executor_factory)
+    return steps.finish(plan, config)
+
+
+def dedup_input(
+    source: DedupInput,
+    output_dir: str,
+    config: DedupConfig,
+    source_priority: dict[str, int],
+    executor_factory: ExecutorFactory,
+    run_name: str | None = None,
+    tasks: int | None = None,
+    restart: bool = False,
+    steps: DedupSteps | None = None,
+    log: Any = None,
+) -> DedupResult:
+    """Dedup ``source`` into ``output_dir``, which is held for the run (a second dedup or a curation on it is
+    refused at once): plan, then the four steps, each through ``steps``. ``log``: a ``logging.Logger``-like
+    object (the flow passes its run logger)."""
+    steps = steps or DedupSteps()
+    with hold(output_dir, "dedup"):
+        plan = steps.plan(source, os.path.abspath(output_dir), config, run_name, tasks, restart)
+        (log or logging.getLogger("tokenmill")).info(
+            "dedup %s → %s (%d ranks, %d input files)", source.folder, plan.output_dir, plan.tasks, plan.files
+        )
+        return _execute(plan, config, source_priority, executor_factory, steps)
 
 
 def run_dedup(
@@ -543,6 +585,5 @@ def dedup_dataset(
     """Dedup an existing JSONL/Parquet dataset (file or folder) into ``output_dir`` laid out like a run."""
     source_name = source_name or source_name_for(input_path)
     source = DedupInput.dataset(input_path, source_name, text_key, id_key)
-    with hold(output_dir, "dedup"):  # a second dedup (or a curation) on this folder is refused at once
-        plan = plan_dedup(source, output_dir, config, run_name, None, restart)
-        return _execute(plan, config, source_priority or {}, executor_factory or local_executor_factory())
+    factory = executor_factory or local_executor_factory()
+    return dedup_input(source, output_dir, config, source_priority or {}, factory, run_name, restart=restart)

@@ -45,7 +45,7 @@ class TokenizeConfig(StrictModel):
         default=1 << 30, gt=0, description="text read to train the tokenizer, split evenly across sources"
     )
     heldout_share: float = Field(default=0.01, ge=0, lt=0.5, description="documents per source kept out of training")
-    seed: int = 42
+    seed: int = Field(default=42, description="seed of the mix and the held-out split")
     text_key: str = Field(
         default="text", min_length=1, description="JSONL/Parquet input: the row field holding the text"
     )
