@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from flows.errors import print_error
+from flows.errors import CommandError
 
 # pipeline.classifier (fastText, datatrove, the extract stage) is imported inside the commands: the CLI imports
 # every command module at start-up (flows/cli.py), and `tokenmill --help` should not pay for them
@@ -27,8 +27,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str) -> None:
-    print_error(message)
-    raise typer.Exit(2)
+    raise CommandError(message)  # flows.cli's one handler: the error line, exit 2
 
 
 def _load(paths: list[Path], max_docs: int | None, seed: int, name: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from flows.errors import print_error
+from flows.errors import CommandError
 from flows.options import check_prefect_mode, id_key_option, prefect_option, text_key_option
 
 
@@ -44,8 +44,7 @@ def register(app: typer.Typer) -> None:
             RunLayout.at(resolved.output_dir).check_unlocked()  # another run on it: say so now, not in a flow
             RunLayout.at(resolved.output_dir).check_clearable()  # a folder tokenmill did not create: refused
         except errors as error:
-            print_error(str(error))
-            raise typer.Exit(2) from None
+            raise CommandError(str(error)) from None
         check_prefect_mode(prefect)
         try:
             with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
@@ -60,8 +59,7 @@ def register(app: typer.Typer) -> None:
                         str(recipe), input=input, output=output, overwrite=overwrite, text_key=text_key, id_key=id_key
                     )
         except errors as error:
-            print_error(str(error))
-            raise typer.Exit(2) from None
+            raise CommandError(str(error)) from None
         print_summary(result)
 
 

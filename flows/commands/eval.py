@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from flows.errors import print_error
+from flows.errors import CommandError
 
 
 def register(app: typer.Typer) -> None:
@@ -43,13 +43,11 @@ def eval_command(
     for path in reference:
         references[reference_name(path, set(references))] = read_reference(path)
     if not names and not references:
-        print_error("nothing to evaluate: give --reference PATH or tasks")
-        raise typer.Exit(2)
+        raise CommandError("nothing to evaluate: give --reference PATH or tasks")
     try:
         report = evaluate_model(model_dir, names, references, limit=limit, seq_len=seq_len)
-    except (FileNotFoundError, ValueError, OSError) as error:
-        print_error(str(error))
-        raise typer.Exit(2) from None
+    except (FileNotFoundError, ValueError, OSError) as error:  # a missing model or task file: its words, exit 2
+        raise CommandError(str(error)) from None
     if as_json:
         for note in report.notes:  # the table says them itself
             typer.echo(f"note: {note}", err=True)

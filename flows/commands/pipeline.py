@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from flows.errors import print_error
+from flows.errors import CommandError
 
 
 def register(app: typer.Typer) -> None:
@@ -27,8 +27,7 @@ def register(app: typer.Typer) -> None:
             layout.check_unlocked()
             layout.check_clearable("pipeline")  # a folder tokenmill did not create: refused, untouched
         except FileNotFoundError as error:  # a TokenmillError goes to flows.cli's one handler
-            print_error(str(error))
-            raise typer.Exit(2) from None
+            raise CommandError(str(error)) from None
         ensure_prefect_backend()
         from flows.end_to_end import pipeline
         from pipeline import progress
@@ -36,9 +35,8 @@ def register(app: typer.Typer) -> None:
         try:
             with progress.shown():  # one progress line per stage instead of datatrove's per-rank logs
                 result = pipeline(recipe, output=output, force=force)
-        except FileNotFoundError as error:
-            print_error(str(error))
-            raise typer.Exit(2) from None
+        except FileNotFoundError as error:  # not the OSError line: the input's own words
+            raise CommandError(str(error)) from None
         print_result(result)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from flows.errors import print_error
+from flows.errors import CommandError, print_error
 
 scaling_app = typer.Typer(
     name="scaling",
@@ -35,14 +35,10 @@ def fit_command(
     import json
     import sys
 
-    from training.scaling import ScalingFitError, fit_runs, read_runs, summary_lines, write_fit
+    from training.scaling import fit_runs, read_runs, summary_lines, write_fit
 
-    try:
-        data = read_runs(runs)
-        result = fit_runs(data, bootstrap=bootstrap, seed=seed)
-    except ScalingFitError as error:
-        print_error(str(error))
-        raise typer.Exit(2) from None
+    data = read_runs(runs)  # a ScalingFitError: flows.cli's one handler (the error line, exit 2)
+    result = fit_runs(data, bootstrap=bootstrap, seed=seed)
     for note in result.notes:
         typer.echo(f"warning: {note}", err=True)
     if output is not None:
@@ -99,16 +95,8 @@ def ladder_command(
     import sys
 
     from pipeline import progress
-    from pipeline.config import RecipeError
-    from pipeline.shards.format import ShardError
-    from training.checkpoint import CheckpointMismatch
-    from training.config import TrainConfigError
-    from training.ladder import LadderError, load_ladder_config, run_ladder
-    from training.modeling import ModelSetupError
-    from training.preflight import GateError
-    from training.scaling import ScalingFitError
+    from training.ladder import load_ladder_config, run_ladder
     from training.steps import TrainingDiverged
-    from training.units import PlanError
 
     try:
         shards, options = _ladder_inputs(recipe, shards, gpu, gpu_hours, flops, dry_run)
@@ -133,18 +121,7 @@ def ladder_command(
             return
         with progress.shown():  # the rungs' curation and tokenization: one line per stage, not per rank
             report = run_ladder(config, options, say=lambda line: typer.echo(line, err=True))
-    except (
-        LadderError,
-        RecipeError,
-        ShardError,
-        PlanError,
-        ModelSetupError,
-        TrainConfigError,
-        GateError,
-        CheckpointMismatch,
-        ScalingFitError,
-        FileNotFoundError,
-    ) as error:
+    except FileNotFoundError as error:  # a refused recipe, plan or rung is a TokenmillError: flows.cli's handler
         _fail(str(error))
     except TrainingDiverged as error:
         print_error(str(error))
@@ -156,8 +133,7 @@ def ladder_command(
 
 
 def _fail(message: str) -> None:
-    print_error(message)
-    raise typer.Exit(2)
+    raise CommandError(message)  # flows.cli's one handler: the error line, exit 2
 
 
 def _ladder_inputs(
