@@ -155,7 +155,8 @@ def _unit_cycles(graph) -> list[set[str]]:
 UNIT_ORDER = [
     # pipeline: what every step shares, then the readers, the stages, the recipe, the run
     "pipeline", "pipeline.errors", "pipeline.atomic", "pipeline.console", "pipeline.env", "pipeline.markdown",
-    "pipeline.figures", "pipeline.orphans", "pipeline.text", "pipeline.usage", "pipeline.wording", "pipeline.report_check",
+    "pipeline.figures", "pipeline.orphans", "pipeline.text", "pipeline.usage", "pipeline.wording",
+    "pipeline.report_check",
     "pipeline.slurm_launch", "pipeline.redact", "pipeline.base", "pipeline.config_base", "pipeline.lock",
     "pipeline.local_executor", "pipeline.ranks", "pipeline.shards", "pipeline.ownership", "pipeline.progress",
     "pipeline.ray_engine", "pipeline.slurm", "pipeline.executor", "pipeline.layout",
@@ -170,9 +171,10 @@ UNIT_ORDER = [
     "training.steps", "training.preflight", "training.scaling", "training.train", "training.ablate",
     "training.ladder", "training.launch", "training.recipe",
     # flows: options and results, the Prefect runtime, the flows, the commands, the CLI
-    "flows.options", "flows.results", "flows.run_summary", "flows", "flows.server_guard", "flows.runtime", "flows.artifacts",
-    "flows.errors", "flows.serve", "flows.plan", "flows.demo", "flows.scaling_flow", "flows.train",
-    "flows.dedup", "flows.tasks", "flows.tokenize_flow", "flows.curate", "flows.end_to_end",
+    "flows.options", "flows.model_options", "flows.results", "flows.run_summary", "flows", "flows.server_guard",
+    "flows.runtime", "flows.artifacts", "flows.errors", "flows.serve", "flows.plan", "flows.demo", "flows.scaling_flow",
+    "flows.train", "flows.dedup_job", "flows.tokenize_job", "flows.dedup", "flows.tasks", "flows.tokenize_flow",
+    "flows.curate", "flows.end_to_end",
     "flows.commands", "flows.cli",
 ]  # fmt: skip
 
