@@ -129,7 +129,7 @@ def bare_loop(config: Any, args: argparse.Namespace, flops_per_token: float) -> 
         model.compile()
     model = accelerator.prepare(model)
     optimizer = accelerator.prepare(make_optimizer(model, cfg, accelerator.device))
-    vocab = int(tokenizer["vocab_size"])
+    vocab = tokenizer.vocab_size
     accumulation = cfg.accumulation(1)
     cuda = torch.cuda.is_available()
 

@@ -325,7 +325,7 @@ def _run_ablation(recipe: Any, out: Path, settings: AblateConfig, say: Callable[
     one_epoch = None
     probe = arm_train_config(recipe, settings, out / "curated" / "shards", out / "probe", settings.seeds[0], None)
     if probe.max_steps is None and probe.max_tokens is None:  # "one epoch": of the curated arm, for both arms
-        one_epoch = int(manifests["curated"].train_tokens)
+        one_epoch = manifests["curated"].train_tokens
 
     results = train_arms(recipe, settings, out, references, one_epoch, say)
     tokens = {arm: {r["tokens"] for r in results[arm].values()} for arm in ARMS}

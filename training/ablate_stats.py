@@ -26,6 +26,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 CONFIDENCE = 0.95
 POWER = 0.80
@@ -53,7 +54,7 @@ class PairedDifference:
     seeds: int
     documents: int
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["difference_ci95"] = list(self.difference_ci95)
         data["df"] = None if math.isinf(self.df) else self.df
@@ -107,7 +108,7 @@ def paired_difference(
     return PairedDifference(difference, (low, high), detectable, call, math.sqrt(a), math.sqrt(b), df, n, m)
 
 
-def in_words(name: str, result: PairedDifference | dict) -> str:
+def in_words(name: str, result: PairedDifference | dict[str, Any]) -> str:
     """The Markdown sentence of one reference's result."""
     v = result.to_dict() if isinstance(result, PairedDifference) else result
     low, high = v["difference_ci95"]

@@ -35,7 +35,7 @@ def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 51
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.eval()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]  # transformers' functools.wraps on PreTrainedModel.to reads unbound to mypy
     positions = int(getattr(model.config, "max_position_embeddings", seq_len) or seq_len)
     seq_len = max(1, min(seq_len, positions - 1))
     eos = tokenizer.eos_token_id

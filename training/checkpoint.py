@@ -155,9 +155,10 @@ def prune(output: str | Path, keep_last: int) -> list[Path]:
     )
     removed = [path for _step, path in complete[:-keep_last]]
     removed += [p for p in root.iterdir() if p.name.endswith(".partial")]
-    record = record_of(output) if removed else None
-    for path in removed:
-        remove_owned(path, record)
+    if removed:
+        record = record_of(output)
+        for path in removed:
+            remove_owned(path, record)
     return removed
 
 

@@ -231,7 +231,7 @@ class TrainConfig(StrictModel):
         """
         values = self.model_dump()
         for key in INHERITED_FIELDS:
-            if values.get(key) is None and (inherit or {}).get(key) is not None:
+            if values.get(key) is None and inherit is not None and inherit.get(key) is not None:
                 values[key] = inherit[key]
         values["model"] = values["model"] or (self.init_from if self.adaptive else "tiny")
         self = TrainConfig.model_validate(values)  # noqa: PLW0642 - the inherited view is resolved below

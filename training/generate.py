@@ -41,4 +41,4 @@ def generate_sample(
             eos_token_id=tokenizer.eos_token_id,
             **sampling,
         )
-    return tokenizer.decode(output[0], skip_special_tokens=True)
+    return str(tokenizer.decode(output[0], skip_special_tokens=True))  # one sequence: a str (typed str | list)

@@ -9,10 +9,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from training.config import TrainConfig
 from training.gpus import GIB
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
 
 METRICS = "metrics.jsonl"
 EVAL = "eval.jsonl"
@@ -97,20 +101,23 @@ def hparams(cfg: TrainConfig) -> dict[str, Any]:
     return out
 
 
-def printer(main: bool):
-    """``say(message)`` on the main process, and the console it prints to (shared with the progress bar)."""
+class Say:
+    """``say(message)`` prints on the main process only; ``console`` is the console it prints to (shared with the
+    progress bar), ``last`` the monotonic time of the last line (``Progress``'s heartbeat reads it)."""
+
+    def __init__(self, main: bool, console: Console) -> None:
+        self.main, self.console, self.last = main, console, time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        if self.main:
+            self.console.print(message)
+            self.last = time.monotonic()
+
+
+def printer(main: bool) -> Say:
     from pipeline.console import make_console
 
-    console = make_console(highlight=False, soft_wrap=True)
-
-    def say(message: str) -> None:
-        if main:
-            console.print(message)
-            say.last = time.monotonic()  # type: ignore[attr-defined]
-
-    say.console = console  # type: ignore[attr-defined]
-    say.last = time.monotonic()  # type: ignore[attr-defined]
-    return say
+    return Say(main, make_console(highlight=False, soft_wrap=True))
 
 
 class Progress:
@@ -125,15 +132,25 @@ class Progress:
     HEARTBEAT_S = 30.0
     ESTIMATE_AFTER = 3  # steps: the first one pays for warm-up (allocation, compile), a few more average it
 
-    def __init__(self, main: bool, total: int, done: int, say, tokens_per_step: int = 0, clock=time.monotonic):
-        self.bar = None
+    def __init__(
+        self,
+        main: bool,
+        total: int,
+        done: int,
+        say: Say,
+        tokens_per_step: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.bar: RichProgress | None = None
         self.say, self.total, self.first, self.tokens_per_step, self.clock = say, total, done, tokens_per_step, clock
         self.lines = main and not say.console.is_terminal
         self.started = clock()
         if main and say.console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
 
-            self.bar = Progress("train", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=say.console)
+            columns = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+            self.bar = RichProgress("train", *columns, console=say.console)
             self.task = self.bar.add_task("train", total=total, completed=done)
 
     def __enter__(self) -> Callable[[int], None]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,15 +42,27 @@ def round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def shards_tokenizer(shards: str | Path) -> dict[str, Any]:
-    """The manifest's tokenizer entry plus ``folder`` (where the tokenizer files lie) and ``manifest`` (the
-    checked ``ShardManifest``)."""
+@dataclass(frozen=True)
+class ShardsTokenizer:
+    """The tokenizer a run's shards were encoded with: the manifest's entry, where its files lie, and the checked
+    ``ShardManifest`` itself."""
+
+    manifest: ShardManifest
+    folder: Path
+    vocab_size: int
+    sha256: str
+    eos_id: int | None
+
+
+def shards_tokenizer(shards: str | Path) -> ShardsTokenizer:
+    """The tokenizer of ``shards`` from its checked manifest; refused without a recorded vocab_size and sha256."""
     manifest = ShardManifest.load(shards)
     info = dict(manifest.tokenizer)
     if "vocab_size" not in info or "sha256" not in info:
         raise ModelSetupError(f"{Path(shards) / 'manifest.json'}: no tokenizer vocab_size/sha256 recorded")
     folder = Path(shards) / Path(info.get("path", "tokenizer/tokenizer.json")).parent
-    return info | {"folder": folder, "manifest": manifest}
+    eos = None if info.get("eos_id") is None else int(info["eos_id"])
+    return ShardsTokenizer(manifest, folder, int(info["vocab_size"]), str(info["sha256"]), eos)
 
 
 def resolve_init_from(spec: str) -> Path:
@@ -73,7 +85,7 @@ def resolve_init_from(spec: str) -> Path:
     raise ModelSetupError(f"init_from: {spec} does not exist (give a local Hugging Face model folder)")
 
 
-def check_tokenizer(model_dir: Path, tokenizer: dict[str, Any], shards: str | Path) -> None:
+def check_tokenizer(model_dir: Path, tokenizer: ShardsTokenizer, shards: str | Path) -> None:
     """Refuse shards that were not encoded with the base model's tokenizer (sha256 of tokenizer.json)."""
     from pipeline.fingerprint import sha256_file
 
@@ -85,10 +97,10 @@ def check_tokenizer(model_dir: Path, tokenizer: dict[str, Any], shards: str | Pa
             f"add the base model's tokenizer files, or {fix}"
         )
     digest = sha256_file(file)
-    if digest != tokenizer["sha256"]:
+    if digest != tokenizer.sha256:
         raise ModelSetupError(
             f"shards {shards} were tokenized with another tokenizer than the base model {model_dir} "
-            f"(manifest tokenizer sha256 {tokenizer['sha256'][:12]}…, vocab {tokenizer['vocab_size']:,}; base model "
+            f"(manifest tokenizer sha256 {tokenizer.sha256[:12]}…, vocab {tokenizer.vocab_size:,}; base model "
             f"{digest[:12]}…): the ids would mean other words to it; {fix}"
         )
 
@@ -135,7 +147,7 @@ def _hf_config_dict(config: TrainConfig) -> dict[str, Any]:
     return {**data, **config.model_overrides}
 
 
-def architecture(config: TrainConfig, tokenizer: dict[str, Any]) -> tuple[dict[str, Any], ModelShape]:
+def architecture(config: TrainConfig, tokenizer: ShardsTokenizer) -> tuple[dict[str, Any], ModelShape]:
     """The final config dict (vocab, positions, EOS set) and its shape, without building any weights.
 
     Used by the gate (plan) before anything is allocated, and by ``build_model``.
@@ -145,10 +157,10 @@ def architecture(config: TrainConfig, tokenizer: dict[str, Any]) -> tuple[dict[s
     assert config.seq_len is not None, "resolve the config first"
     data = _hf_config_dict(config)
     if config.init_from:
-        if int(data.get("vocab_size", 0)) < int(tokenizer["vocab_size"]):
+        if int(data.get("vocab_size", 0)) < tokenizer.vocab_size:
             raise ModelSetupError(
                 f"init_from: the base model has {data.get('vocab_size')} embeddings, the shards' tokenizer "
-                f"{tokenizer['vocab_size']} ids"
+                f"{tokenizer.vocab_size} ids"
             )
         positions = int(data.get("max_position_embeddings") or 0)
         if positions and config.seq_len > positions:
@@ -156,9 +168,9 @@ def architecture(config: TrainConfig, tokenizer: dict[str, Any]) -> tuple[dict[s
                 f"seq_len: {config.seq_len} is longer than the base model's max_position_embeddings ({positions})"
             )
     else:
-        data["vocab_size"] = round_up(int(tokenizer["vocab_size"]), config.vocab_multiple)
+        data["vocab_size"] = round_up(tokenizer.vocab_size, config.vocab_multiple)
         data["max_position_embeddings"] = config.seq_len
-        data["eos_token_id"] = tokenizer.get("eos_id")
+        data["eos_token_id"] = tokenizer.eos_id
         data["bos_token_id"] = None
         data.setdefault("attention_dropout", 0.0)
     try:
@@ -173,7 +185,7 @@ def architecture(config: TrainConfig, tokenizer: dict[str, Any]) -> tuple[dict[s
 _SHAPE_KEYS = COUNTED_KEYS | {"max_position_embeddings"}
 
 
-def build_model(config: TrainConfig, tokenizer: dict[str, Any], shards: str | Path) -> torch.nn.Module:
+def build_model(config: TrainConfig, tokenizer: ShardsTokenizer, shards: str | Path) -> torch.nn.Module:
     """A fp32 model on the CPU (accelerate moves it), seeded; from scratch or the ``init_from`` weights."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig
@@ -212,13 +224,13 @@ def _apply_liger(data: dict[str, Any]) -> None:
     apply(rope=True, rms_norm=True, swiglu=True, cross_entropy=False, fused_linear_cross_entropy=True)
 
 
-def copy_tokenizer(tokenizer: dict[str, Any], target: Path) -> None:
+def copy_tokenizer(tokenizer: ShardsTokenizer, target: Path) -> None:
     """Copy the shards' tokenizer files as they are, so the exported model's tokenizer.json keeps the hash
     the manifest recorded (``save_pretrained`` would re-serialise it and break the ``init_from`` check)."""
     import shutil
 
     target.mkdir(parents=True, exist_ok=True)
     for name in TOKENIZER_FILES:
-        source = tokenizer["folder"] / name
+        source = tokenizer.folder / name
         if source.is_file():
             shutil.copyfile(source, target / name)

@@ -6,22 +6,33 @@ every process once the world size is known. Both plan through ``training.plan.ga
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
 from training.checkpoint import find_latest
 from training.config import TrainConfig
 from training.gpus import detect_gpu
-from training.modeling import architecture, base_peak_lr, model_seq_len, resolve_init_from, shards_tokenizer
+from training.modeling import (
+    ShardsTokenizer,
+    architecture,
+    base_peak_lr,
+    model_seq_len,
+    resolve_init_from,
+    shards_tokenizer,
+)
 from training.plan.gate import plan_gate, train_plan_options
 from training.units import PlanError
+
+if TYPE_CHECKING:
+    from training.models import ModelShape
+    from training.plan.planner import Plan
 
 
 class GateError(TokenmillError, ValueError):
     """The budget check found blocking problems; the message lists them with the cheapest fix."""
 
 
-def gate(config: TrainConfig, shape: Any, gpu: str | None, n_gpus: int) -> tuple[Any, list[str], list[str]]:
+def gate(config: TrainConfig, shape: ModelShape, gpu: str | None, n_gpus: int) -> tuple[Plan, list[str], list[str]]:
     """Plan this run (model, tokens, hardware) and return ``(plan, blocking problems, notes)``.
 
     Without a GPU (a CPU run with no ``gpu`` named) the memory verdict does not apply and is left out.
@@ -58,10 +69,12 @@ def data_world(config: TrainConfig, world: int) -> int:
     return max(1, world // config.tp_size)
 
 
-def resolve_config(config: TrainConfig, tokenizer: dict[str, Any], world: int, state: dict | None) -> TrainConfig:
+def resolve_config(
+    config: TrainConfig, tokenizer: ShardsTokenizer, world: int, state: dict[str, Any] | None
+) -> TrainConfig:
     """The config with everything derived filled in: sequence length, batch, steps, schedule (``resolved``)."""
     base_lr = base_peak_lr(resolve_init_from(config.init_from)) if config.init_from else None
-    train_tokens = tokenizer["manifest"].train_tokens
+    train_tokens = tokenizer.manifest.train_tokens
     return config.resolved(
         model_seq_len=model_seq_len(config),
         world_size=world,

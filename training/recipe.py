@@ -26,7 +26,9 @@ from training.plan.options import PlanOptions
 class Recipe(CurationRecipe):
     """A curation recipe plus the training sections, typed (module docstring)."""
 
-    plan: PlanOptions | None = Field(default=None, description="budget-check options (docs/plan.md)")  # type: ignore[valid-type]
+    # the base model keeps plan: as an opaque mapping (pipeline/ cannot import training/); pydantic lets a
+    # subclass type the field, which mypy sees as a narrowed mutable attribute
+    plan: PlanOptions | None = Field(default=None, description="budget-check options (docs/plan.md)")  # type: ignore[assignment]
 
     @model_validator(mode="after")
     def _ablate_section_validates(self) -> Recipe:

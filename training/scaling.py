@@ -32,7 +32,7 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from pipeline.errors import TokenmillError
 from pipeline.figures import save_figure
@@ -318,12 +318,25 @@ def _budget_key(flops: float) -> str:
     return f"{flops:.0e}".replace("e+", "e")
 
 
-def _constants(theta) -> dict[str, float]:
+class Constants(TypedDict):
+    """The law's five constants, named as ``ScalingFit``'s fields."""
+
+    E: float
+    A: float
+    B: float
+    alpha: float
+    beta: float
+
+
+_CONSTANT_NAMES: tuple[Literal["E", "A", "B", "alpha", "beta"], ...] = ("E", "A", "B", "alpha", "beta")
+
+
+def _constants(theta) -> Constants:
     a, b, e, alpha, beta = (float(x) for x in theta)
     return {"E": math.exp(e), "A": math.exp(a), "B": math.exp(b), "alpha": alpha, "beta": beta}
 
 
-def _tokens_per_param(constants: dict[str, float], flops: float) -> float:
+def _tokens_per_param(constants: Constants, flops: float) -> float:
     if constants["alpha"] <= 0 or constants["beta"] <= 0:
         return math.nan  # a term that does not fall with N (or D): no interior optimum
     try:  # a poorly determined (bootstrap) fit can put N* below the float range: no usable optimum either
@@ -362,7 +375,7 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
             + "; the compute-optimal split is undefined — add runs that vary it"
         )
 
-    samples: list[dict[str, float]] = []
+    samples: list[Constants] = []
     skipped = 0
     rng = np.random.default_rng(seed)
     n = len(runs)
@@ -374,14 +387,15 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
         with _one_blas_thread():
             theta, _ = _fit_from(starts, log_n, log_d, log_l, counts, _POLISH)[0]
         samples.append(_constants(theta))
-    ci = tpp_ci = None
+    ci: dict[str, list[float]] | None = None
+    tpp_ci: dict[str, list[float]] | None = None
     if samples:
         ci = {
             name: [
                 float(np.percentile([s[name] for s in samples], 2.5)),
                 float(np.percentile([s[name] for s in samples], 97.5)),
             ]
-            for name in ("E", "A", "B", "alpha", "beta")
+            for name in _CONSTANT_NAMES
         }
         tpp_ci = {}
         for flops in budgets:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
 from pipeline.ownership import record_of, remove_owned
@@ -17,26 +17,31 @@ from pipeline.shards.format import ShardError, ShardManifest
 from training.checkpoint import find_latest
 from training.config import TrainConfig
 from training.data import ShardWindows
-from training.modeling import TRAIN_INFO, copy_tokenizer
+from training.modeling import TRAIN_INFO, ShardsTokenizer, copy_tokenizer
+
+if TYPE_CHECKING:
+    import torch
 
 
 class TrainingDiverged(TokenmillError, RuntimeError):
     """The loss became NaN/inf or exploded; the message names the step and the last good checkpoint."""
 
 
-def make_optimizer(model, cfg: TrainConfig, device):
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
     """AdamW with weight decay on matrices and embeddings only (nanoGPT), fused where torch has a kernel.
 
     Grouped by parameter name, not shape: under FSDP the parameters a rank holds are flat shards."""
     import torch
 
-    decay, no_decay = [], []
+    decay: list[torch.nn.Parameter] = []
+    no_decay: list[torch.nn.Parameter] = []
     for name, param in model.named_parameters():
         if not param.requires_grad:
             continue
         (no_decay if "norm" in name or name.endswith(".bias") else decay).append(param)
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     fused = device.type in ("cuda", "cpu")
+    assert cfg.lr is not None, "a resolved config"
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps, fused=fused)
 
 
@@ -51,8 +56,9 @@ def read_batch(reader, start: int, size: int, device):
     return tensor.to(device)
 
 
-def heldout_readers(cfg: TrainConfig, manifest: ShardManifest, rank: int, world: int) -> dict[str, Any]:
+def heldout_readers(cfg: TrainConfig, manifest: ShardManifest, rank: int, world: int) -> dict[str, ShardWindows]:
     """One unshuffled reader per held-out source that has at least one window per rank."""
+    assert cfg.seq_len is not None, "a resolved config"
     readers = {}
     for split in manifest.heldout_splits:
         try:
@@ -64,7 +70,7 @@ def heldout_readers(cfg: TrainConfig, manifest: ShardManifest, rank: int, world:
     return readers
 
 
-def evaluate(model, readers: dict[str, Any], cfg: TrainConfig, accelerator) -> dict[str, dict[str, float]]:
+def evaluate(model, readers: dict[str, ShardWindows], cfg: TrainConfig, accelerator) -> dict[str, dict[str, float]]:
     """Mean token loss and perplexity per held-out source (same windows every time, all ranks in step)."""
     import torch
 
@@ -122,12 +128,20 @@ def check_finite(accelerator, bad, loss_sum, step: int, output: Path) -> None:
 
 def last_good(output: Path) -> str:
     folder, state, _ = find_latest(output)
-    if folder is None:
+    if folder is None or state is None:
         return "No checkpoint was written before it."
     return f"The last good checkpoint is {folder} (step {state['step']}), kept."
 
 
-def export(accelerator, model, cfg, tokenizer, output: Path, row, eval_results) -> str:
+def export(
+    accelerator: Any,
+    model: torch.nn.Module,
+    cfg: TrainConfig,
+    tokenizer: ShardsTokenizer,
+    output: Path,
+    row: dict[str, Any],
+    eval_results: dict[str, dict[str, float]],
+) -> str:
     """``<output>/final``: safetensors weights + config + tokenizer, loadable with the Auto classes."""
     state_dict = accelerator.get_state_dict(model)  # gathers FSDP shards; collective
     final = output / "final"
@@ -137,7 +151,7 @@ def export(accelerator, model, cfg, tokenizer, output: Path, row, eval_results) 
         remove_owned(partial, record)
         unwrapped = accelerator.unwrap_model(model)
         unwrapped.config.use_cache = True
-        eos = tokenizer.get("eos_id")
+        eos = tokenizer.eos_id
         unwrapped.generation_config.eos_token_id = eos
         unwrapped.generation_config.pad_token_id = eos
         unwrapped.save_pretrained(partial, state_dict=state_dict, safe_serialization=True)

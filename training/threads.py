@@ -110,7 +110,7 @@ class ThreadTuner:
         many = max(per_step)
         rates = ", ".join(f"{n} thread{'s' if n > 1 else ''} {s * 1000:.0f} ms/step" for n, s in per_step.items())
         if self.setting == "auto":
-            self.chosen = min(per_step, key=per_step.get)
+            self.chosen = min(per_step, key=lambda n: per_step[n])
             self.message = f"cpu_threads auto: {rates} (CPU quota {self.quota}) → {self.chosen}"
         elif per_step[1] * SLOWER_BY < per_step[many]:
             self.warning = (

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.env import offline
 from pipeline.lock import hold
@@ -39,9 +39,28 @@ from pipeline.shards.format import ShardError
 from training.branch import branch_inherit, branch_point, check_branch
 from training.checkpoint import CheckpointMismatch, StopRequest, check_resume, find_latest, save_checkpoint
 from training.config import TrainConfig, TrainConfigError, dump_train_config, load_train_config
+from training.data import ShardWindows
 from training.gpus import detect_gpu
-from training.metrics import EVAL, METRICS, Meter, Progress, append_row, format_row, hparams, printer, truncate_rows
-from training.modeling import ModelSetupError, architecture, build_model, model_num_layers, shards_tokenizer
+from training.metrics import (
+    EVAL,
+    METRICS,
+    Meter,
+    Progress,
+    Say,
+    append_row,
+    format_row,
+    hparams,
+    printer,
+    truncate_rows,
+)
+from training.modeling import (
+    ModelSetupError,
+    ShardsTokenizer,
+    architecture,
+    build_model,
+    model_num_layers,
+    shards_tokenizer,
+)
 from training.parallel import accelerator_kwargs, check_fp8, check_tp, clip_grad_norm, tensor_parallel
 from training.preflight import GateError, data_world, gate, gate_message, resolve_config
 from training.report import summary_of, write_report
@@ -59,28 +78,31 @@ from training.steps import (
 )
 from training.threads import ThreadTuner
 
+if TYPE_CHECKING:
+    import torch
+    from accelerate import Accelerator
+
+    from training.models import ModelShape
+    from training.plan.planner import Plan
+
 
 @dataclass
 class Run:
     """Everything the loop works with: built once by ``_set_up``, then advanced step by step."""
 
-    config: TrainConfig  # as given (``force`` and ``tensorboard`` are read from it)
-    cfg: TrainConfig  # resolved
+    given: TrainConfig  # as given (``force`` and ``tensorboard`` are read from it)
+    config: TrainConfig  # resolved against the shards and the checkpoint (``_resolve_and_gate``)
     output: Path
-    tokenizer: dict[str, Any]
-    accelerator: Any
+    tokenizer: ShardsTokenizer
+    accelerator: Accelerator
     precision: str
     cuda: bool
-    plan: Any = None
-    problems: list[str] = field(default_factory=list)
-    gpu: str | None = None
-    shape: Any = None
-    warnings: list[str] = field(default_factory=list)
-    model: Any = None
-    optimizer: Any = None
-    train: Any = None
-    heldout: dict[str, Any] = field(default_factory=dict)
-    n_params: int = 0
+    gate: _Gated
+    model: torch.nn.Module  # as accelerate prepared it
+    optimizer: torch.optim.Optimizer
+    train: ShardWindows
+    heldout: dict[str, ShardWindows]
+    n_params: int
     step: int = 0
     tokens_seen: int = 0
     sample: int = 0
@@ -89,6 +111,26 @@ class Run:
     resumed_from: str | None = None
     started: float = field(default_factory=time.time)
     threads: ThreadTuner | None = None  # CPU runs: the thread count, tuned on the first steps
+
+    @property
+    def plan(self) -> Plan:
+        return self.gate.plan
+
+    @property
+    def shape(self) -> ModelShape:
+        return self.gate.shape
+
+    @property
+    def gpu(self) -> str | None:
+        return self.gate.gpu
+
+    @property
+    def problems(self) -> list[str]:
+        return self.gate.problems
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.gate.warnings
 
     @property
     def main(self) -> bool:
@@ -100,10 +142,10 @@ class Run:
             "step": self.step,
             "tokens": self.tokens_seen,
             "data": self.train.state_dict(self.sample),
-            "fingerprint": self.tokenizer["manifest"].fingerprint,
-            "identity": self.cfg.identity(),
-            "identity_hash": self.cfg.identity_hash(),
-            "config": self.cfg.model_dump(mode="json"),
+            "fingerprint": self.tokenizer.manifest.fingerprint,
+            "identity": self.config.identity(),
+            "identity_hash": self.config.identity_hash(),
+            "config": self.config.model_dump(mode="json"),
             "elapsed_s": self.elapsed_before + (time.time() - self.started),
             "best_loss": self.best_loss if math.isfinite(self.best_loss) else None,
         }
@@ -149,7 +191,8 @@ def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] |
     import torch
 
     run, say = _set_up(config)
-    cfg, accelerator, device, output = run.cfg, run.accelerator, run.accelerator.device, run.output
+    cfg, accelerator, device, output = run.config, run.accelerator, run.accelerator.device, run.output
+    assert cfg.max_steps is not None and cfg.global_batch_tokens is not None, "a resolved config"
     schedule, accumulation = from_config(cfg), cfg.accumulation(data_world(cfg, accelerator.num_processes))
     flops_per_token = run.plan.flops_per_token
     peak_flops = run.plan.hardware.device.peak_flops if run.gpu else None
@@ -166,12 +209,12 @@ def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] |
         run.model.train()
         while run.step < cfg.max_steps:
             lr = schedule(run.step)
-            tuning = run.threads is not None and run.threads.measuring
-            if tuning:
-                run.threads.before_step()
+            tuner = run.threads if run.threads is not None and run.threads.measuring else None
+            if tuner is not None:
+                tuner.before_step()
             loss_sum, grad_norm = _optimizer_step(run, lr, accumulation)
-            if tuning:
-                _tune_threads(run, say, loss_sum)
+            if tuner is not None:
+                _tune_threads(tuner, run, say, loss_sum)
             bad |= ~torch.isfinite(loss_sum) | ~torch.isfinite(torch.as_tensor(grad_norm, device=device))
             progress(run.step)
             if on_step is not None:
@@ -201,12 +244,12 @@ def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] |
     return _finish(run, say, stopped, row, eval_results)
 
 
-def _tune_threads(run: Run, say: Any, loss_sum: Any) -> None:
+def _tune_threads(tuner: ThreadTuner, run: Run, say: Say, loss_sum: torch.Tensor) -> None:
     """Time the step just taken for ``cpu_threads`` (training/threads.py); say the choice or warning once."""
     loss_sum.item()  # the step's work is done before the clock stops (CPU ops are synchronous; this is cheap)
-    run.threads.after_step()
-    if not run.threads.measuring:
-        for text, kind in ((run.threads.message, "note"), (run.threads.warning, "warning")):
+    tuner.after_step()
+    if not tuner.measuring:
+        for text, kind in ((tuner.message, "note"), (tuner.warning, "warning")):
             if text:
                 say(f"[yellow]{kind}:[/] {text}")
                 run.warnings.append(text)
@@ -215,7 +258,22 @@ def _tune_threads(run: Run, say: Any, loss_sum: Any) -> None:
 # ---------------------------------------------------------------------------------------------- set-up
 
 
-def _set_up(config: TrainConfig) -> tuple[Run, Any]:
+@dataclass
+class _Gated:
+    """What ``_resolve_and_gate`` found: the resolved config, the point to resume or branch from, and the plan."""
+
+    config: TrainConfig
+    checkpoint: Path | None
+    state: dict[str, Any] | None  # the checkpoint's loop state (``Run.state``), None for a fresh run
+    branching: bool
+    gpu: str | None
+    shape: ModelShape
+    plan: Plan
+    problems: list[str]
+    warnings: list[str]
+
+
+def _set_up(given: TrainConfig) -> tuple[Run, Say]:
     """Accelerator, resume (or branch) point, resolved config and gate, then model, optimizer and readers."""
     import torch
     from accelerate import Accelerator
@@ -223,101 +281,108 @@ def _set_up(config: TrainConfig) -> tuple[Run, Any]:
 
     hf_logging.disable_progress_bar()  # the export's "Writing model shards" bar only clutters the training log
     started = time.time()
-    output = Path(config.output)
-    tokenizer = shards_tokenizer(config.shards)
+    output = Path(given.output)
+    tokenizer = shards_tokenizer(given.shards)
     cuda = torch.cuda.is_available()
-    precision = config.precision if config.precision != "auto" else ("bf16" if cuda else "fp32")
+    precision = given.precision if given.precision != "auto" else ("bf16" if cuda else "fp32")
     if precision == "fp8":
         check_fp8()  # before accelerate, whose AO handler would fail on import without a reason
-    check_tp(config.tp_size, int(os.environ.get("WORLD_SIZE", "1")), cuda)
+    check_tp(given.tp_size, int(os.environ.get("WORLD_SIZE", "1")), cuda)
     accelerator = Accelerator(
-        **accelerator_kwargs(precision, config.tp_size, model_num_layers(config)),
-        log_with="tensorboard" if config.tensorboard else None,
+        **accelerator_kwargs(precision, given.tp_size, model_num_layers(given)),
+        log_with="tensorboard" if given.tensorboard else None,
         project_dir=str(output),
     )
-    run = Run(config, config, output, tokenizer, accelerator, precision, cuda, started=started)
-    if not cuda:
-        run.threads = ThreadTuner(config.cpu_threads, torch.set_num_threads, torch.get_num_threads)
-    say = printer(run.main)
-    checkpoint, state, branching = _resolve_and_gate(run, say)
-    _build(run)
-    if state is not None:
-        _restore(run, checkpoint, state, branching, say)
+    threads = None if cuda else ThreadTuner(given.cpu_threads, torch.set_num_threads, torch.get_num_threads)
+    say = printer(accelerator.is_main_process)
+    gated = _resolve_and_gate(given, output, tokenizer, accelerator, say)
+    model, optimizer, train, heldout, n_params = _build(given, gated.config, tokenizer, accelerator)
+    run = Run(
+        given, gated.config, output, tokenizer, accelerator, precision, cuda, gated, model, optimizer, train, heldout,
+        n_params, started=started, threads=threads,
+    )  # fmt: skip
+    if gated.checkpoint is not None and gated.state is not None:
+        _restore(run, gated.checkpoint, gated.state, gated.branching, say)
     elif run.main:  # no complete checkpoint (a run killed during its first one): its rows are recomputed
         truncate_rows(run.output / METRICS, 0)
         truncate_rows(run.output / EVAL, 0)
-    if config.tensorboard:
-        accelerator.init_trackers("tensorboard", config=hparams(run.cfg))
-    cfg, world = run.cfg, accelerator.num_processes
+    if given.tensorboard:
+        accelerator.init_trackers("tensorboard", config=hparams(run.config))
+    cfg, world = run.config, accelerator.num_processes
     say(
         f"training {run.shape.name} ({run.n_params:,} parameters) on {cfg.shards}: {cfg.max_steps} steps × "
-        f"{cfg.global_batch_tokens:,} tokens ({cfg.accumulation(data_world(config, world))} × {cfg.micro_batch} × "
+        f"{cfg.global_batch_tokens:,} tokens ({cfg.accumulation(data_world(given, world))} × {cfg.micro_batch} × "
         f"{cfg.seq_len} per GPU, {world} process{'es' if world > 1 else ''}, {precision}, {accelerator.device})"
     )
     return run, say
 
 
-def _resolve_and_gate(run: Run, say: Any) -> tuple[Path | None, dict | None, bool]:
+def _resolve_and_gate(
+    given: TrainConfig, output: Path, tokenizer: ShardsTokenizer, accelerator: Accelerator, say: Say
+) -> _Gated:
     """Find the checkpoint to resume (or the trunk to branch from), resolve the config against it, check that
-    it may continue, and pass the gate; returns ``(checkpoint, state, branching)``."""
-    config, manifest, world = run.config, run.tokenizer["manifest"], run.accelerator.num_processes
-    checkpoint, state, skipped = find_latest(run.output)
+    it may continue, and pass the gate."""
+    manifest, world = tokenizer.manifest, accelerator.num_processes
+    checkpoint, state, skipped = find_latest(output)
     for warning in skipped:
         say(f"[yellow]warning:[/] {warning}")
-    branching = state is None and config.branch_from is not None
-    if branching:
-        checkpoint, state = branch_point(config.branch_from)
-    inherit = branch_inherit(state) if branching else state
-    cfg = run.cfg = resolve_config(config, run.tokenizer, data_world(config, world), inherit)
+    branching = state is None and given.branch_from is not None
+    if given.branch_from is not None and branching:
+        checkpoint, state = branch_point(given.branch_from)
+    inherit = branch_inherit(state) if branching and state is not None else state
+    cfg = resolve_config(given, tokenizer, data_world(given, world), inherit)
     warnings: list[str] = []
-    if branching:
-        warnings += check_branch(state, cfg, manifest.fingerprint, config.force)
+    if branching and state is not None:
+        warnings += check_branch(state, cfg, manifest.fingerprint, given.force)
     elif state is not None:
-        warnings += check_resume(state, cfg.identity(), manifest.fingerprint, config.force)
+        warnings += check_resume(state, cfg.identity(), manifest.fingerprint, given.force)
+        assert cfg.max_steps is not None and cfg.decay_steps is not None, "a resolved config"
         if cfg.max_steps > cfg.decay_steps and state["config"].get("decay_steps") == cfg.decay_steps:
             warnings.append(
                 f"max_steps {cfg.max_steps} runs past the schedule's end (decay_steps {cfg.decay_steps}): the "
                 "learning rate stays at min_lr from there; set decay_steps (with --force) to stretch the schedule"
             )
-    run.gpu = cfg.gpu or detect_gpu()
-    _arch, run.shape = architecture(cfg, run.tokenizer)
-    run.plan, run.problems, notes = gate(cfg, run.shape, run.gpu, cfg.n_gpus or world)
-    if run.problems and not config.force:
-        raise GateError(gate_message(run.problems))
-    run.warnings = warnings + [f"forced past the budget check: {p}" for p in run.problems] + notes
-    for warning in run.warnings:
+    gpu = cfg.gpu or detect_gpu()
+    _arch, shape = architecture(cfg, tokenizer)
+    plan, problems, notes = gate(cfg, shape, gpu, cfg.n_gpus or world)
+    if problems and not given.force:
+        raise GateError(gate_message(problems))
+    warnings = warnings + [f"forced past the budget check: {p}" for p in problems] + notes
+    for warning in warnings:
         say(f"[yellow]note:[/] {warning}")
-    if run.main:
-        run.output.mkdir(parents=True, exist_ok=True)
-        dump_train_config(cfg, run.output / "train_config.yaml")
-    return checkpoint, state, branching
+    if accelerator.is_main_process:
+        output.mkdir(parents=True, exist_ok=True)
+        dump_train_config(cfg, output / "train_config.yaml")
+    return _Gated(cfg, checkpoint, state, branching, gpu, shape, plan, problems, warnings)
 
 
-def _build(run: Run) -> None:
-    """Model (tensor-parallel, compiled, wrapped by accelerate), optimizer and the data readers."""
+def _build(
+    given: TrainConfig, cfg: TrainConfig, tokenizer: ShardsTokenizer, accelerator: Accelerator
+) -> tuple[torch.nn.Module, torch.optim.Optimizer, ShardWindows, dict[str, ShardWindows], int]:
+    """Model (tensor-parallel, compiled, wrapped by accelerate), optimizer and the data readers, and the model's
+    parameter count."""
     from accelerate.utils import set_seed
 
-    from training.data import ShardWindows
-
-    cfg, accelerator = run.cfg, run.accelerator
-    data_ranks = data_world(run.config, accelerator.num_processes)
-    rank = accelerator.process_index // run.config.tp_size  # a tensor-parallel group's ranks read the same windows
+    data_ranks = data_world(given, accelerator.num_processes)
+    rank = accelerator.process_index // given.tp_size  # a tensor-parallel group's ranks read the same windows
+    assert cfg.seq_len is not None, "a resolved config"
     set_seed(cfg.seed)
-    model = build_model(cfg, run.tokenizer, cfg.shards)
-    run.n_params = sum(p.numel() for p in model.parameters())
+    model = build_model(cfg, tokenizer, cfg.shards)
+    n_params = sum(p.numel() for p in model.parameters())
     if cfg.tp_size > 1:
         model = tensor_parallel(model.to(accelerator.device), cfg.tp_size)
     if cfg.compile:
         model.compile()  # in place: parameter names (and so checkpoints) stay those of the plain model
-    run.model = accelerator.prepare(model)
-    run.optimizer = accelerator.prepare(make_optimizer(run.model, cfg, accelerator.device))
-    run.train = ShardWindows(cfg.shards, cfg.seq_len, split="train", seed=cfg.seed, rank=rank, world_size=data_ranks)
-    run.heldout = heldout_readers(cfg, run.tokenizer["manifest"], rank, data_ranks)
+    prepared = accelerator.prepare(model)
+    optimizer = accelerator.prepare(make_optimizer(prepared, cfg, accelerator.device))
+    train = ShardWindows(cfg.shards, cfg.seq_len, split="train", seed=cfg.seed, rank=rank, world_size=data_ranks)
+    heldout = heldout_readers(cfg, tokenizer.manifest, rank, data_ranks)
+    return prepared, optimizer, train, heldout, n_params
 
 
-def _restore(run: Run, checkpoint: Path, state: dict[str, Any], branching: bool, say: Any) -> None:
+def _restore(run: Run, checkpoint: Path, state: dict[str, Any], branching: bool, say: Say) -> None:
     """Load a checkpoint's weights, optimizer and loop state; drop the metrics rows logged after it."""
-    data_ranks = data_world(run.config, run.accelerator.num_processes)
+    data_ranks = data_world(run.given, run.accelerator.num_processes)
     # optimizer, scheduler and sampler state through torch.load(weights_only=True): a checkpoint never runs code
     run.accelerator.load_state(str(checkpoint), load_kwargs={"weights_only": True})
     run.step, run.tokens_seen = int(state["step"]), int(state["tokens"])
@@ -326,7 +391,7 @@ def _restore(run: Run, checkpoint: Path, state: dict[str, Any], branching: bool,
     try:
         run.sample = run.train.resume(state["data"])
     except ValueError:
-        if not run.config.force:
+        if not run.given.force:
             raise
         run.sample = int(state["data"]["consumed_samples"]) // data_ranks  # forced onto other shards: same index
     run.resumed_from = str(checkpoint)
@@ -343,7 +408,7 @@ def _optimizer_step(run: Run, lr: float, accumulation: int) -> tuple[Any, Any]:
     """Accumulate the micro-batches (gradient sync on the last only), clip, step; returns (loss, grad norm)."""
     import torch
 
-    cfg, accelerator, model, device = run.cfg, run.accelerator, run.model, run.accelerator.device
+    cfg, accelerator, model, device = run.config, run.accelerator, run.model, run.accelerator.device
     for group in run.optimizer.param_groups:
         group["lr"] = lr
     loss_sum = torch.zeros((), device=device)
@@ -363,13 +428,14 @@ def _optimizer_step(run: Run, lr: float, accumulation: int) -> tuple[Any, Any]:
     run.optimizer.step()
     run.optimizer.zero_grad(set_to_none=True)
     run.step += 1
+    assert cfg.global_batch_tokens is not None, "a resolved config"
     run.tokens_seen += cfg.global_batch_tokens
     return loss_sum, grad_norm
 
 
-def _log(run: Run, meter: Meter, say: Any, loss_sum: Any, lr: float, grad_norm: Any, fpt: float, peak: Any) -> dict:
+def _log(run: Run, meter: Meter, say: Say, loss_sum: Any, lr: float, grad_norm: Any, fpt: float, peak: Any) -> dict:
     """The metrics row of this step (file, console, TensorBoard); stops on an exploding loss."""
-    cfg, accelerator = run.cfg, run.accelerator
+    cfg, accelerator = run.config, run.accelerator
     loss_value = accelerator.reduce(loss_sum, reduction="mean").item()
     if loss_value > cfg.explode_factor * run.best_loss:
         raise TrainingDiverged(
@@ -387,8 +453,8 @@ def _log(run: Run, meter: Meter, say: Any, loss_sum: Any, lr: float, grad_norm: 
     return row
 
 
-def _evaluate_and_log(run: Run, say: Any) -> dict[str, Any]:
-    results = evaluate(run.model, run.heldout, run.cfg, run.accelerator)
+def _evaluate_and_log(run: Run, say: Say) -> dict[str, Any]:
+    results = evaluate(run.model, run.heldout, run.config, run.accelerator)
     if results:
         if run.main:
             append_row(run.output / EVAL, {"step": run.step, **results})
@@ -401,15 +467,16 @@ def _evaluate_and_log(run: Run, say: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- done
 
 
-def _finish(run: Run, say: Any, stopped: str | None, row: dict[str, Any], eval_results: dict[str, Any]) -> dict:
+def _finish(run: Run, say: Say, stopped: str | None, row: dict[str, Any], eval_results: dict[str, Any]) -> dict:
     """Export a completed run, write the report, return the summary."""
-    cfg, accelerator = run.cfg, run.accelerator
+    cfg, accelerator = run.config, run.accelerator
     final = None
+    assert cfg.max_steps is not None, "a resolved config"
     if run.step >= cfg.max_steps and stopped is None:
         final = export(accelerator, run.model, cfg, run.tokenizer, run.output, row, eval_results)
         if not eval_results:  # a rerun after completion: evaluate the loaded model for the report
             eval_results = evaluate(run.model, run.heldout, cfg, accelerator)
-    if run.config.tensorboard:
+    if run.given.tensorboard:
         accelerator.end_training()
     summary = summary_of(
         cfg,

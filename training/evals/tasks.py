@@ -127,9 +127,9 @@ def read_items(path: Path, limit: int | None = DEFAULT_LIMIT) -> list[Item]:
                         break
             except (ValueError, KeyError, TypeError) as error:
                 raise TaskError(f"{path}:{number}: not a task request or item ({error})") from None
-    for doc, choices in grouped.items():
-        order = sorted(choices)
-        items.append(Item([choices[i][0] for i in order], [choices[i][1] for i in order], gold[doc]))
+    for doc, by_index in grouped.items():
+        order = sorted(by_index)
+        items.append(Item([by_index[i][0] for i in order], [by_index[i][1] for i in order], gold[doc]))
     bad = [
         i for i, item in enumerate(items) if not 0 <= item.gold < len(item.continuations) or len(item.continuations) < 2
     ]
@@ -167,13 +167,14 @@ def score_items(model, tokenizer, items: list[Item], batch_size: int = 16) -> li
                 targets = torch.tensor(ids[-n:], device=device)
                 picked = logp[row, len(ids) - 1 - n : len(ids) - 1].gather(-1, targets.unsqueeze(-1))
                 scores[i] = float(picked.sum())
-    out, k = [], 0
+    out: list[list[tuple[float, int]]] = []
+    k = 0
     for item in items:
-        row = []
+        scored = []
         for continuation in item.continuations:
-            row.append((scores[k], max(1, len(continuation.encode("utf-8")))))
+            scored.append((scores[k], max(1, len(continuation.encode("utf-8")))))
             k += 1
-        out.append(row)
+        out.append(scored)
     return out
 
 

@@ -107,7 +107,7 @@ def ladder_cost(
 def plan_ladder(config: LadderConfig) -> LadderPlan:
     """Sizes, learning rates, batches and branch points of the whole ladder, before anything trains."""
     tokenizer = shards_tokenizer(config.shards)
-    manifest = tokenizer["manifest"]
+    manifest = tokenizer.manifest
     if not manifest.heldout_splits:
         raise LadderError(
             f"{config.shards}: the shards have no held-out split to measure the loss on "

@@ -31,7 +31,8 @@ def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> dict[str, Any]:
     implied, budget, plan_error = _implied_plan(paths["json"], plan_options)
     frontier = _frontier(result.law(), budget or result.compute_range[-1])
     finished = [r for rung in plan.rungs for b in rung.branches if (r := read_result(plan, rung, b))]
-    report = {
+    files = {"runs_csv": str(csv_path), "fit_json": str(paths["json"]), "fit_png": str(paths["png"])}
+    report: dict[str, Any] = {
         "ladder": plan.to_dict(),
         "runs": finished,
         "fit": result.to_dict(),
@@ -41,11 +42,11 @@ def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> dict[str, Any]:
         "plan": implied.to_dict() if implied is not None else None,
         "plan_error": plan_error,
         "holdout_check": holdout_check(finished, seed=plan.config.seed).to_dict(),
-        "files": {"runs_csv": str(csv_path), "fit_json": str(paths["json"]), "fit_png": str(paths["png"])},
+        "files": files,
     }
     (out / REPORT_JSON).write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
     (out / REPORT_MD).write_text(render_report(report), encoding="utf-8")
-    report["files"]["report_md"] = str(out / REPORT_MD)
+    files["report_md"] = str(out / REPORT_MD)
     return report
 
 

@@ -16,10 +16,13 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, overload
 
 from training.models import ModelShape
 from training.units import PlanError, require_positive
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TOKENS_PER_PARAM = 20.0  # the Chinchilla rule of thumb; reproduces Table 3 within 5 %
 
@@ -82,7 +85,12 @@ class ScalingFit:
         runs an own law was fitted on, else PUBLISHED_LOSS_RESOLUTION."""
         return self.rmse_log if self.rmse_log else PUBLISHED_LOSS_RESOLUTION
 
-    def loss(self, params: float, tokens: float) -> float:
+    @overload
+    def loss(self, params: float, tokens: float) -> float: ...
+    @overload
+    def loss(self, params: np.ndarray, tokens: np.ndarray | float) -> np.ndarray: ...  # a grid (the figures)
+
+    def loss(self, params: float | np.ndarray, tokens: float | np.ndarray) -> float | np.ndarray:
         # N^-α rather than 1/N^α: a poorly determined fit (α ≈ 50 on a few tiny runs) underflows to 0 instead of
         # raising OverflowError in the power
         return self.E + self.A * params**-self.alpha + self.B * tokens**-self.beta

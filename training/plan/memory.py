@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from training.gpus import GIB
 from training.models import ModelShape, count_params
-from training.plan.hardware import Hardware
+from training.plan.hardware import Hardware, Strategy
 
 MEMORY_HEADROOM = 0.05  # kept free for the CUDA context and allocator fragmentation
 
@@ -185,7 +185,8 @@ def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware, sh
     """
     if _within(estimate_memory(params, shape, hardware), share):
         return None
-    strategies = [s for s in ("ddp", "zero1", "zero2", "zero3") if _STAGE[s] >= _STAGE[hardware.strategy]]
+    all_strategies: tuple[Strategy, ...] = ("ddp", "zero1", "zero2", "zero3")
+    strategies = [s for s in all_strategies if _STAGE[s] >= _STAGE[hardware.strategy]]
     if hardware.dp_size == 1:
         strategies = [hardware.strategy]  # nothing to shard over
     micro_batches = []
@@ -194,7 +195,7 @@ def cheapest_fit(params: float, shape: ModelShape | None, hardware: Hardware, sh
         micro_batches.append(micro)
         micro //= 2
     recompute = [hardware.activation_checkpointing] + ([True] if not hardware.activation_checkpointing else [])
-    options = []
+    options: list[tuple[float, Strategy, int, bool]] = []
     for strategy in strategies:
         for micro in micro_batches:
             for checkpointing in recompute:

@@ -73,9 +73,9 @@ class Plan:
     budget_flops: float | None
     data: dict[str, Any]
     domain: dict[str, Any] | None
+    hardware: Hardware = field(repr=False)
     law_used: str = ""  # which law set the optimum and the verdicts: the rule, or the team's fitted law
     notes: list[str] = field(default_factory=list)
-    hardware: Hardware | None = field(default=None, repr=False)
     shape: ModelShape | None = field(default=None, repr=False)
 
     @property
@@ -134,7 +134,8 @@ def plan(
     ``load_fit``): then that law drives the compute-optimal size, the derived tokens/size, the verdicts and
     the predicted loss, and ``optimal_fit.vs_chinchilla`` says how far its optimum is from the rule's.
     """
-    data = Data(tokens=data) if isinstance(data, int | float) and not isinstance(data, bool) else (data or Data())
+    if not isinstance(data, Data):
+        data = Data() if data is None else Data(tokens=data)
     if isinstance(hardware, str):
         hardware = Hardware(gpu=hardware)
     hardware = hardware or Hardware()
@@ -208,7 +209,9 @@ def plan(
         hardware=hardware,
         shape=shape,
     )
-    result.verdicts.extend(rule.verdict(result) for rule in VERDICT_RULES if rule.fires(result, Limits()))
+    result.verdicts.extend(
+        rule.verdict(result) for rule in VERDICT_RULES if rule.verdict is not None and rule.fires(result, Limits())
+    )
     return result
 
 
@@ -460,7 +463,7 @@ TOO_FEW_TOKENS = Rule(
     "min_tokens",
     fires=lambda plan, limits: (floor := _min_tokens(plan, limits)) is not None and plan.tokens < floor,
     problem=lambda plan, limits: (
-        f"fewer tokens than the recipe minimum: {human(plan.tokens)} < {human(_min_tokens(plan, limits))}"
+        f"fewer tokens than the recipe minimum: {human(plan.tokens)} < {human(_min_tokens(plan, limits) or 0)}"
     ),
 )
 TOO_MANY_EPOCHS = Rule(
