@@ -78,10 +78,10 @@ def dedup_job(
         raise ValueError("give exactly one of run_dir (a curation run) or input (a JSONL/Parquet dataset)")
     if run_dir is not None:
         spec, output_dir = DedupInput.curated(run_dir), run_dir
-    else:
-        if output is None:
-            raise ValueError("input needs an output folder")
+    elif input is not None and output is not None:
         spec, output_dir = DedupInput.dataset(input, source or source_name_for(input), text_key, id_key), output
+    else:
+        raise ValueError("input needs an output folder")
     config_model = DedupConfig.model_validate(settings)
     return DedupJob(
         spec, output_dir, config_model, priorities, ExecutorConfig.model_validate(executor or LOCAL), tasks, restart

@@ -77,7 +77,7 @@ def dedup(
         input, output = input.absolute(), output.absolute()
         if (settings.get("index") or {}).get("path"):
             settings["index"]["path"] = str(Path(settings["index"]["path"]).absolute())
-    job = {"input": str(input), "output": str(output), "config": settings, "priority": priorities}
+    job: dict[str, Any] = {"input": str(input), "output": str(output), "config": settings, "priority": priorities}
     job |= {"executor": executor, "source": source, "text_key": text_key, "id_key": id_key, "restart": restart}
     report = DedupResult.model_validate(_run(job, prefect))
     report_path = Path(output) / "dedup_report.md"
