@@ -102,7 +102,7 @@ def _plain_metavars() -> None:
             return plain(_original(self, ctx))
 
         display_type_rich._tokenmill_plain = True  # type: ignore[attr-defined]
-        cls.display_type_rich = display_type_rich
+        cls.display_type_rich = display_type_rich  # type: ignore[method-assign]  # typer/click have no metavar hook
 
 
 def _register_commands() -> None:

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
 
 #: The demo's finance classifier: ``tokenmill classifier train --positive <sample>/domain --negative <sample>/crawl
 #: --negative-sample 400 --label finance --recipe dclm --epoch 200 --lr 0.5 --bucket 100000 --calibration none``:
 #: fixed settings, kept from before the tuned default existed so that the demo's figures stay as they were
 #: (docs/classifier.md: on the sample's ~60 positives DCLM's 5 epochs at lr 0.1 leave the scores at 0.5).
-DEMO_CLASSIFIER = {"label": "finance", "negative_sample": 400, "epoch": 200, "lr": 0.5, "bucket": 100_000, "seed": 0}
+@dataclass(frozen=True)
+class DemoClassifier:
+    label: str = "finance"
+    negative_sample: int = 400
+    epoch: int = 200
+    lr: float = 0.5
+    bucket: int = 100_000
+    seed: int = 0
+
+
+DEMO_CLASSIFIER = DemoClassifier()
 
 
 def train_demo_classifier(sample_dir: str, output: str | Path) -> dict:
@@ -23,21 +35,19 @@ def train_demo_classifier(sample_dir: str, output: str | Path) -> dict:
     cfg = DEMO_CLASSIFIER
     sample = Path(sample_dir)
     with quiet_datatrove():
-        positives = load_texts([sample / "domain"], seed=cfg["seed"], name="positive")
-        negatives = load_texts(
-            [sample / "crawl"], max_docs=cfg["negative_sample"], seed=cfg["seed"] + 1, name="negative"
-        )
+        positives = load_texts([sample / "domain"], seed=cfg.seed, name="positive")
+        negatives = load_texts([sample / "crawl"], max_docs=cfg.negative_sample, seed=cfg.seed + 1, name="negative")
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     params = Hyperparameters(
         recipe="dclm",
-        epoch=cfg["epoch"],
-        lr=cfg["lr"],
-        bucket=cfg["bucket"],
-        seed=cfg["seed"],
+        epoch=cfg.epoch,
+        lr=cfg.lr,
+        bucket=cfg.bucket,
+        seed=cfg.seed,
         calibration="none",
     )
     inputs = {"positive": positives.summary(), "negative": negatives.summary()}
-    return train_classifier(positives.texts, negatives.texts, output, label=cfg["label"], params=params, inputs=inputs)
+    return train_classifier(positives.texts, negatives.texts, output, label=cfg.label, params=params, inputs=inputs)
 
 
 def add_mining(data: dict, model: str) -> dict:

@@ -14,6 +14,7 @@ where that name would shadow the ``pipeline`` package (and ``tokenize.py`` would
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_markdown, publish_stage_artifacts
-from flows.results import NOT_PERSISTED, PERSISTED, must_refresh
+from flows.results import NOT_PERSISTED, PERSISTED, Persistence, must_refresh
+from flows.runtime import synchronous
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
@@ -51,7 +53,16 @@ def _cache_key(context, parameters: dict[str, Any]) -> str:  # noqa: ANN001
     return parameters["cache_key"]
 
 
-STAGE_TASK = {
+class StageTaskOptions(Persistence, total=False):
+    """``prefect.task``'s keywords for a pipeline stage: persisted JSON, our cache key, transient retries."""
+
+    cache_key_fn: Callable[[Any, dict[str, Any]], str]
+    retries: int
+    retry_delay_seconds: list[float]
+    retry_condition_fn: Callable[[Any, Any, Any], bool]
+
+
+STAGE_TASK: StageTaskOptions = {
     **PERSISTED,  # JSON written, only JSON read back (flows.results): no pickle from a shared PREFECT_HOME
     "cache_key_fn": _cache_key,
     "retries": 2,
@@ -195,7 +206,7 @@ class Progress:
         from prefect.artifacts import create_progress_artifact
 
         self.total, self.done = max(total, 1), 0
-        self.artifact_id = create_progress_artifact(progress=0.0, description="pipeline stages done (%)")
+        self.artifact_id = synchronous(create_progress_artifact(progress=0.0, description="pipeline stages done (%)"))
 
     def advance(self) -> None:
         from prefect.artifacts import update_progress_artifact
@@ -283,8 +294,9 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
                 upstream,
                 code_version("training"),
             )
-            refresh = True if must_refresh(plan_key) else None  # None: Prefect's own setting decides
-            results["plan"] = plan_stage.with_options(refresh_cache=refresh)(resolved, force, cache_key=plan_key)
+            # not refreshed: the task as declared (Prefect's own setting decides)
+            stage = plan_stage.with_options(refresh_cache=True) if must_refresh(plan_key) else plan_stage
+            results["plan"] = stage(resolved, force, cache_key=plan_key)
             progress.advance()
 
         if resolved.train is not None:

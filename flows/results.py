@@ -22,10 +22,13 @@ serializer the *record* names (``ResultRecord.deserialize``), and a JSON seriali
 from __future__ import annotations
 
 import json
+from typing import TypedDict
 
 from prefect._internal.compatibility.blocks import call_explicitly_sync_block_method
 from prefect.results import get_default_result_storage
 from prefect.serializers import JSONSerializer
+
+from flows.runtime import synchronous
 
 
 def json_default(value: object) -> object:
@@ -42,10 +45,18 @@ def json_default(value: object) -> object:
 
 SERIALIZER = JSONSerializer(object_encoder="flows.results.json_default", object_decoder=None)
 
+
+class Persistence(TypedDict, total=False):
+    """The keywords of ``prefect.task`` that decide whether and how a task's result persists."""
+
+    persist_result: bool
+    result_serializer: JSONSerializer
+
+
 #: Every task that persists its result (``flows.tasks``, ``flows.end_to_end.STAGE_TASK``).
-PERSISTED = {"persist_result": True, "result_serializer": SERIALIZER}
+PERSISTED: Persistence = {"persist_result": True, "result_serializer": SERIALIZER}
 #: Every other task: its result is passed on in memory only.
-NOT_PERSISTED = {"persist_result": False}
+NOT_PERSISTED: Persistence = {"persist_result": False}
 
 
 def is_json_record(content: bytes) -> bool:
@@ -60,7 +71,8 @@ def is_json_record(content: bytes) -> bool:
 def stored_record(key: str) -> bytes | None:
     """The raw record Prefect's result storage holds under ``key``, or ``None`` when it holds none."""
     try:
-        return call_explicitly_sync_block_method(get_default_result_storage(), "read_path", (key,), {})
+        storage = synchronous(get_default_result_storage())
+        return call_explicitly_sync_block_method(storage, "read_path", (key,), {})
     except (ValueError, OSError):  # LocalFileSystem says ValueError for a missing path
         return None
 

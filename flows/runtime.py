@@ -7,6 +7,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from flows.options import PREFECT_MODES
 from pipeline.console import make_console
@@ -53,7 +55,10 @@ def _settings_files_here() -> bool:
 
 
 def _read_toml(path: str) -> dict:
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # requires-python admits 3.10, which has no tomllib (pyproject's dependency on tomli)
+        import tomli as tomllib
 
     try:
         with open(os.path.expanduser(path), "rb") as handle:
@@ -147,6 +152,18 @@ def ensure_prefect_backend() -> str:
 EMBEDDED_START_S = 60
 
 
+_T = TypeVar("_T")
+
+
+def synchronous(value: _T | Coroutine[Any, Any, _T]) -> _T:
+    """The value of a Prefect ``async_dispatch`` function called from synchronous code (typed value | coroutine;
+    only a caller inside an event loop gets the coroutine, and none of ours is one)."""
+    if isinstance(value, Coroutine):
+        value.close()
+        raise RuntimeError("a Prefect call returned a coroutine: flows call Prefect from synchronous code only")
+    return value
+
+
 class EmbeddedServerError(TokenmillError, RuntimeError):
     """The embedded Prefect server did not start; the message says what to do instead."""
 
@@ -174,7 +191,7 @@ def guard_embedded_server() -> None:
 
     if isinstance(server.subprocess, _GuardedSubprocess):
         return
-    server.subprocess = _GuardedSubprocess()
+    server.subprocess = _GuardedSubprocess()  # type: ignore[assignment]  # a stand-in module: Prefect has no hook
     start = server.SubprocessASGIServer.start
 
     def start_with_retry(self, timeout: int | None = None) -> None:
@@ -194,7 +211,7 @@ def guard_embedded_server() -> None:
                     f"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS. Last error: {second}"
                 ) from first
 
-    server.SubprocessASGIServer.start = start_with_retry
+    server.SubprocessASGIServer.start = start_with_retry  # type: ignore[method-assign]  # Prefect has no retry hook
 
 
 def repo_root() -> str:

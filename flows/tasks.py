@@ -15,6 +15,7 @@ from prefect import task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.results import PERSISTED
+from pipeline.config import CurationRecipe
 from pipeline.executor import executor_factory
 from pipeline.layout import RunLayout
 from pipeline.run import account_and_report, curate_one_source, dedup_run_dir, run_tokenize_stage
@@ -22,19 +23,19 @@ from training.recipe import Recipe
 
 
 @task(name="curate-source", **PERSISTED, task_run_name="curate-{source_name}")
-def curate_source_task(recipe: Recipe, source_name: str, run_dir: str, cache_key: str | None = None) -> str:
+def curate_source_task(recipe: CurationRecipe, source_name: str, run_dir: str, cache_key: str | None = None) -> str:
     """Curate one source into ``run_dir``; its curation fingerprint."""
     return curate_one_source(recipe, source_name, run_dir)
 
 
 @task(name="dedup", **PERSISTED)
-def dedup_task(recipe: Recipe, run_dir: str, cache_key: str | None = None) -> dict[str, Any]:
+def dedup_task(recipe: CurationRecipe, run_dir: str, cache_key: str | None = None) -> dict[str, Any]:
     """Dedup every curated source of the run (the recipe's executor); the ``DedupResult`` as JSON."""
     return dedup_run_dir(recipe, run_dir)
 
 
 @task(name="account-and-report", **PERSISTED)
-def account_and_report_task(recipe: Recipe, run_dir: str, dedup: dict[str, Any] | None = None) -> dict:
+def account_and_report_task(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None = None) -> dict:
     """Check read == kept + dropped per source, write report.md/report.json (with the dedup section when given)."""
     return account_and_report(recipe, run_dir, dedup)
 
