@@ -134,8 +134,7 @@ def plan(
     ``load_fit``): then that law drives the compute-optimal size, the derived tokens/size, the verdicts and
     the predicted loss, and ``optimal_fit.vs_chinchilla`` says how far its optimum is from the rule's.
     """
-    if not isinstance(data, Data):
-        data = Data() if data is None else Data(tokens=data)
+    data = data if isinstance(data, Data) else Data() if data is None else Data(tokens=data)
     if isinstance(hardware, str):
         hardware = Hardware(gpu=hardware)
     hardware = hardware or Hardware()
@@ -209,9 +208,7 @@ def plan(
         hardware=hardware,
         shape=shape,
     )
-    result.verdicts.extend(
-        rule.verdict(result) for rule in VERDICT_RULES if rule.verdict is not None and rule.fires(result, Limits())
-    )
+    result.verdicts.extend(r.verdict(result) for r in VERDICT_RULES if r.verdict and r.fires(result, Limits()))
     return result
 
 
