@@ -22,8 +22,7 @@ from prefect import flow, get_run_logger, task
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_markdown, publish_stage_artifacts
-from flows.results import NOT_PERSISTED, PERSISTED, Persistence, must_refresh
-from flows.runtime import synchronous
+from flows.results import NOT_PERSISTED, PERSISTED, Persistence, must_refresh, synchronous
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest

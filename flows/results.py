@@ -22,13 +22,12 @@ serializer the *record* names (``ResultRecord.deserialize``), and a JSON seriali
 from __future__ import annotations
 
 import json
-from typing import TypedDict
+from collections.abc import Coroutine
+from typing import Any, TypedDict, TypeVar
 
 from prefect._internal.compatibility.blocks import call_explicitly_sync_block_method
 from prefect.results import get_default_result_storage
 from prefect.serializers import JSONSerializer
-
-from flows.runtime import synchronous
 
 
 def json_default(value: object) -> object:
@@ -59,6 +58,18 @@ PERSISTED: Persistence = {"persist_result": True, "result_serializer": SERIALIZE
 NOT_PERSISTED: Persistence = {"persist_result": False}
 
 
+_T = TypeVar("_T")
+
+
+def synchronous(value: _T | Coroutine[Any, Any, _T]) -> _T:
+    """The value of a Prefect ``async_dispatch`` function called from synchronous code (typed value | coroutine;
+    only a caller inside an event loop gets the coroutine, and none of ours is one)."""
+    if isinstance(value, Coroutine):
+        value.close()
+        raise RuntimeError("a Prefect call returned a coroutine: flows call Prefect from synchronous code only")
+    return value
+
+
 def is_json_record(content: bytes) -> bool:
     """True when ``content`` is a Prefect result record written with ``SERIALIZER`` (nothing but JSON parsed)."""
     try:
@@ -86,4 +97,13 @@ def must_refresh(key: str, outputs_present: bool = True) -> bool:
     return content is not None and not is_json_record(content)
 
 
-__all__ = ["NOT_PERSISTED", "PERSISTED", "SERIALIZER", "is_json_record", "must_refresh", "stored_record"]
+__all__ = [
+    "NOT_PERSISTED",
+    "PERSISTED",
+    "SERIALIZER",
+    "Persistence",
+    "is_json_record",
+    "must_refresh",
+    "stored_record",
+    "synchronous",
+]

@@ -7,8 +7,6 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Coroutine
-from typing import Any, TypeVar
 
 from flows.options import PREFECT_MODES
 from pipeline.console import make_console
@@ -150,18 +148,6 @@ def ensure_prefect_backend() -> str:
 #: Seconds the embedded server may take to answer (Prefect's default, 20 s, was missed about once in 50 runs
 #: on a busy 2-core machine); a start that still fails is tried once more before the run gives up.
 EMBEDDED_START_S = 60
-
-
-_T = TypeVar("_T")
-
-
-def synchronous(value: _T | Coroutine[Any, Any, _T]) -> _T:
-    """The value of a Prefect ``async_dispatch`` function called from synchronous code (typed value | coroutine;
-    only a caller inside an event loop gets the coroutine, and none of ours is one)."""
-    if isinstance(value, Coroutine):
-        value.close()
-        raise RuntimeError("a Prefect call returned a coroutine: flows call Prefect from synchronous code only")
-    return value
 
 
 class EmbeddedServerError(TokenmillError, RuntimeError):
