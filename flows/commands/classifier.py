@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(classifier_app, name="classifier")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise CommandError(message)  # flows.cli's one handler: the error line, exit 2
 
 
@@ -100,21 +100,24 @@ def train_command(
     if not positive or not negative:
         _fail(f"give both classes: --positive PATH and --negative PATH (documents that are not {label})")
     try:
-        params = Hyperparameters(
-            recipe=recipe,
-            budget_s=budget_s,
-            dim=dim,
-            lr=lr,
-            epoch=epoch,
-            word_ngrams=word_ngrams,
-            min_count=min_count,
-            bucket=bucket,
-            heldout=heldout,
-            validation=validation,
-            calibration=calibration,
-            balance=balance,
-            threads=threads,
-            seed=seed,
+        # validated like the keyword form; recipe and calibration are checked against their Literal choices here
+        params = Hyperparameters.model_validate(
+            {
+                "recipe": recipe,
+                "budget_s": budget_s,
+                "dim": dim,
+                "lr": lr,
+                "epoch": epoch,
+                "word_ngrams": word_ngrams,
+                "min_count": min_count,
+                "bucket": bucket,
+                "heldout": heldout,
+                "validation": validation,
+                "calibration": calibration,
+                "balance": balance,
+                "threads": threads,
+                "seed": seed,
+            }
         )
         pos = _load(positive, max_docs, seed, "positive")
         neg_cap = min(x for x in (max_docs, negative_sample) if x is not None) if max_docs or negative_sample else None

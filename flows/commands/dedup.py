@@ -135,7 +135,7 @@ def _index_settings(
         index_cfg.pop("redis", None)
         if index is not None:
             index_cfg["path"] = str(index)
-        else:
+        elif redis is not None:
             index_cfg["redis"] = _redis_config(redis, redis_basename)
         index_cfg["rebuild"] = rebuild_index
         index_cfg["update"] = not no_index_update

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -132,7 +132,7 @@ def ladder_command(
         typer.echo(Path(report["files"]["report_md"]).read_text(encoding="utf-8"))
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise CommandError(message)  # flows.cli's one handler: the error line, exit 2
 
 
@@ -140,10 +140,12 @@ def _ladder_inputs(
     recipe: Path | None, shards: Path | None, gpu: str | None, gpu_hours: float | None, flops: str | None, dry_run: bool
 ) -> tuple[Path, Any]:
     """The shards the ladder trains on and the plan options its fit re-plans: a recipe's, or the flags'."""
-    if (recipe is None) == (shards is None):
-        _fail("give a RECIPE or --shards DIR (one of them)")
     if recipe is None:
+        if shards is None:
+            _fail("give a RECIPE or --shards DIR (one of them)")
         return shards, _shards_plan_options(shards, gpu, gpu_hours, flops)
+    if shards is not None:
+        _fail("give a RECIPE or --shards DIR (one of them)")
     if gpu_hours or flops or (gpu and not dry_run):
         _fail("--gpu/--gpu-hours/--flops go with --shards; with a RECIPE they come from its plan: section")
     from flows.end_to_end import plan_options

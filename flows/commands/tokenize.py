@@ -121,8 +121,8 @@ def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # n
             langs.add_row(name, lang, f"{stats.documents:,}", f"{stats.bytes_per_token}")
     console.print(langs)
     files = Table("split", "files", "documents", "tokens")
-    for split, entry in manifest.splits.items():
-        files.add_row(split, str(len(entry.files)), f"{entry.documents:,}", f"{entry.tokens:,}")
+    for split, split_entry in manifest.splits.items():
+        files.add_row(split, str(len(split_entry.files)), f"{split_entry.documents:,}", f"{split_entry.tokens:,}")
     console.print(files)
     for warning in manifest.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
