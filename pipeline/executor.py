@@ -71,6 +71,26 @@ def preload_forkserver(pipeline: list) -> list[str]:
     return modules
 
 
+#: Below this many input bytes, ``workers: -1`` runs a local pipeline's ranks one after another in this process
+#: instead of in a pool. A pool costs a forkserver (a Python start plus the ranks' imports and the toxicity model,
+#: ~1.5-3 CPU-s) and a manager and worker processes per step: the 2,000-page crawl (6 MB in 4 WARC files) cost
+#: 17-19 CPU-s with pools for curation and dedup's four steps, of which the ranks' own work was ~8
+#: (``benchmarks/fixed_cost.py`` on the 2-core VM). 16 MiB of WARC is ~6,500 generated pages, ~8 CPU-s of work
+#: in one rank: past that, parallel ranks save more wall time than the pool costs in CPU. The ranks, and
+#: so every output file, are the same either way.
+IN_PROCESS_BELOW_BYTES = 16 * 1024 * 1024
+
+
+def local_workers(config: ExecutorConfig, tasks: int, input_bytes: int | None = None) -> int:
+    """Concurrent local ranks: ``executor.workers`` (``-1``: every rank), but one -- the ranks in this process,
+    no pool -- when ``workers`` is ``-1`` and the input is smaller than ``IN_PROCESS_BELOW_BYTES``."""
+    if config.workers != -1:
+        return max(1, min(config.workers, tasks))
+    if input_bytes is not None and input_bytes < IN_PROCESS_BELOW_BYTES:
+        return 1
+    return tasks
+
+
 def build_executor(
     config: ExecutorConfig,
     pipeline: list[PipelineStep],
@@ -78,12 +98,15 @@ def build_executor(
     tasks: int | None = None,
     job_name: str = "tokenmill",
     depends: Any = None,
+    input_bytes: int | None = None,
 ):
-    """A datatrove executor for ``pipeline`` as the recipe's executor section describes."""
+    """A datatrove executor for ``pipeline`` as the recipe's executor section describes. ``input_bytes``: the size
+    of what the ranks read, when known; a small input runs its local ranks in this process (``local_workers``)."""
     tasks = tasks or config.tasks
     workers = config.workers if config.workers != -1 else tasks
     logging_dir = str(logging_dir)
     if config.kind == "local":
+        workers = local_workers(config, tasks, input_bytes)
         if min(workers, tasks) > 1:
             preload_forkserver(pipeline)
 
@@ -151,12 +174,13 @@ class UsageProgressExecutor(RecordsUsage, progress.ProgressExecutor):
     """The progress-line local executor, recording each rank's usage as well."""
 
 
-def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill"):
+def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill", input_bytes: int | None = None):
     """``(pipeline, logging_dir, tasks=None) -> executor`` as ``config`` describes: how the stages that run over a
-    whole run (dedup, tokenize) get their ranks from the same executor section as curation."""
+    whole run (dedup, tokenize) get their ranks from the same executor section as curation. ``input_bytes``: the
+    size of the data the stage reads (``build_executor``)."""
 
     def factory(pipeline: list[PipelineStep], logging_dir: str, tasks: int | None = None):
-        return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name=job_name)
+        return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name=job_name, input_bytes=input_bytes)
 
     return factory
 

@@ -290,10 +290,17 @@ def curate_one_source(recipe: CurationRecipe, source_name: str, run_dir: str) ->
     return curate_source(recipe, source, RunLayout.at(run_dir))
 
 
+def curated_bytes(recipe: CurationRecipe, layout: RunLayout) -> int:
+    """Bytes of the run's curated (gzipped JSONL) files: what dedup's ranks read, which sizes its executor."""
+    return sum(path.stat().st_size for s in recipe.sources for path in layout.curated(s.name).glob("**/*.jsonl.gz"))
+
+
 def dedup_run_dir(recipe: CurationRecipe, run_dir: str) -> dict[str, Any]:
     """Dedup every curated source of the run with the recipe's executor section (the ``dedup`` task's body)."""
 
-    result = run_dedup_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "dedup"))
+    layout = RunLayout.at(run_dir)
+    curated = curated_bytes(recipe, layout)
+    result = run_dedup_stage(recipe, layout, executor_factory(recipe.executor, "dedup", input_bytes=curated))
     return result.model_dump(mode="json")
 
 

@@ -96,6 +96,20 @@ def input_files(reader: PipelineStep) -> int | None:
     return sum(1 for name in listing if accepts is None or accepts(name))
 
 
+def input_bytes(reader: PipelineStep) -> int | None:
+    """Bytes of the files a file-sharded reader will read (``None``: not a file reader, or not measurable), which
+    decides whether its ranks need a pool (``pipeline.executor.local_workers``)."""
+    if isinstance(reader, HFDatasetReader) or not hasattr(reader, "data_folder"):
+        return None
+    folder = reader.data_folder
+    accepts = getattr(reader, "accepts", None)
+    try:
+        listing = folder.list_files(recursive=reader.recursive, glob_pattern=reader.glob_pattern)
+        return sum(folder.size(name) for name in listing if accepts is None or accepts(name))
+    except (OSError, AttributeError, TypeError, ValueError):
+        return None
+
+
 def source_tasks(recipe: CurationRecipe, reader: PipelineStep) -> int:
     """Ranks for one source: ``executor.tasks``, but never more than the source has input files.
 
@@ -190,7 +204,12 @@ def curate_source(
         clear_source_outputs(layout, source.name)
         write_fingerprint(marker, fingerprint, {"source": source.name, "tasks": tasks})
     executor = build_executor(
-        recipe.executor, pipeline, layout.logs("curate", source.name), tasks=tasks, job_name=f"curate-{source.name}"
+        recipe.executor,
+        pipeline,
+        layout.logs("curate", source.name),
+        tasks=tasks,
+        job_name=f"curate-{source.name}",
+        input_bytes=input_bytes(pipeline[0]),
     )
     executor.run()
     return fingerprint

@@ -66,6 +66,59 @@ def test_ranks_follow_the_files_and_never_exceed_tasks(tmp_path: Path) -> None:
         assert source_tasks(recipe, build_reader(recipe.sources[0])) == expected
 
 
+def test_workers_auto_runs_a_small_input_in_this_process() -> None:
+    from pipeline.config import ExecutorConfig
+    from pipeline.executor import IN_PROCESS_BELOW_BYTES, local_workers
+
+    auto, four = ExecutorConfig(tasks=8, workers=-1), ExecutorConfig(tasks=8, workers=4)
+    assert local_workers(auto, 4, input_bytes=1000) == 1  # no pool for a small input
+    assert local_workers(auto, 4, input_bytes=IN_PROCESS_BELOW_BYTES) == 4
+    assert local_workers(auto, 4, input_bytes=None) == 4  # size unknown: every rank at once, as before
+    assert local_workers(four, 8, input_bytes=1000) == 4  # workers the recipe names are kept
+    assert local_workers(four, 2, input_bytes=None) == 2
+
+
+def _outputs(root: Path) -> dict[str, bytes]:
+    import gzip
+
+    return {
+        str(p.relative_to(root)): gzip.decompress(p.read_bytes())
+        for folder in ("curated", "dropped")
+        for p in sorted((root / folder).glob("**/*.jsonl.gz"))
+    }
+
+
+def test_ranks_in_this_process_write_what_a_pool_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    import pipeline.executor as executor
+    from pipeline.curate.build import curate_source
+    from pipeline.run import prepare_run_dir
+    from sample.domain import build_domain
+
+    docs = build_domain(random.Random(0), 12)[:12]
+    for i, name in enumerate("abc"):
+        with open(_jsonl(tmp_path / "in" / f"{name}.jsonl", 0), "w", encoding="utf-8") as handle:
+            for doc in docs[i::3]:
+                handle.write(json.dumps({"id": doc.relpath, "text": doc.content}) + "\n")
+    _jsonl(tmp_path / "in" / "d.jsonl", 2, text="x")  # too short for the quality rules: drop rows too
+    written = {}
+    for mode, threshold in (("in-process", executor.IN_PROCESS_BELOW_BYTES), ("pool", 0)):
+        monkeypatch.setattr(executor, "IN_PROCESS_BELOW_BYTES", threshold)
+        (tmp_path / mode).mkdir()
+        data = yaml.safe_load(_recipe(tmp_path / mode, tmp_path / "in").read_text())
+        data["executor"]["workers"] = -1
+        (tmp_path / mode / "recipe.yaml").write_text(yaml.safe_dump(data))
+        recipe = load_recipe(tmp_path / mode / "recipe.yaml")
+        layout = prepare_run_dir(recipe)
+        curate_source(recipe, recipe.sources[0], layout)
+        written[mode] = _outputs(layout.root)
+        ranks = json.loads((layout.logs("curate", "notes") / "executor.json").read_text())
+        assert ranks["workers"] == (1 if mode == "in-process" else 4)
+    assert {name.split("/")[0] for name in written["pool"]} == {"curated", "dropped"}
+    assert written["in-process"] == written["pool"]
+
+
 def test_a_saved_dataset_keeps_its_ranks(tmp_path: Path) -> None:
     """``save_to_disk`` datasets are split by rows, not files: every configured rank has work."""
     from datasets import Dataset
@@ -153,7 +206,7 @@ from flows.cli import app
 try:
     app(sys.argv[1:], standalone_mode=False)
 finally:
-    loaded = [m for m in ("prefect", "torch", "transformers", "datasets") if m in sys.modules]
+    loaded = [m for m in ("prefect", "torch", "transformers", "datasets", "sklearn") if m in sys.modules]
     print("LOADED", ",".join(loaded) or "-", file=sys.stderr)
 """
 
@@ -168,7 +221,9 @@ def test_cli_curate_without_a_server_starts_no_prefect_and_imports_no_torch(tmp_
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    assert "LOADED -" in output  # neither Prefect (no server, no flow engine) nor torch/transformers/datasets
+    # neither Prefect (no server, no flow engine) nor torch/transformers/datasets, nor scikit-learn (the toxicity
+    # model is scored by pipeline.curate.toxicity_linear)
+    assert "LOADED -" in output
     assert (tmp_path / "run" / "report.md").exists()
     assert sorted(os.listdir(tmp_path / "run" / "stages" / "curate" / "notes" / "logs" / "completions")) == ["00000"]
     assert "PIPELINE" not in output and "Traceback" not in output  # datatrove's per-rank blocks stay in the logs
