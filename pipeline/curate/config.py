@@ -105,6 +105,15 @@ class GopherRepetitionConfig(StrictModel):
         "(false: every line counts, as Gopher and datatrove count; compat: datatrove never sets aside)",
     )
     max_label_share: float = Field(default=0.3, ge=0, le=1, description="above it, the labels are the page")
+    min_novel_words: float | None = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="a page that fails a duplicate-line, duplicate-paragraph or duplicated-n-gram rule is kept when "
+        "at least this share of the words outside its repeats occur once in it: the repeated phrasing frames each "
+        "entry's own subject, as in a reference page, where a template spam page fills its frames from a few "
+        "keywords (quality/novelty.py; null: Gopher's rules as the paper states them; compat: datatrove never keeps)",
+    )
 
 
 #: C4's line endings in datatrove (. ? ! " ') plus the sentence-final marks of CJK, Arabic and Devanagari text.
@@ -148,6 +157,14 @@ class FineWebConfig(StrictModel):
     short_line_thr: float | None = 0.67
     short_line_length: int = 30
     char_duplicates_ratio: float | None = Field(default=0.1, description="FineWeb: 0.1 (datatrove: 0.01)")
+    min_novel_words: float | None = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="the duplicated-line rule keeps a page when at least this share of the words outside its "
+        "repeats occur once in it, as gopher_repetition's key of that name (null: FineWeb's rule as the paper "
+        "states it; compat: datatrove never keeps)",
+    )
     new_line_ratio: float | None = Field(default=None, description="not a FineWeb rule; datatrove: 0.3")
 
 

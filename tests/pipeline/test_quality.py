@@ -13,6 +13,7 @@ import inspect
 import json
 import random
 import re
+import sys
 
 import pytest
 from datatrove.data import Document
@@ -196,7 +197,8 @@ def test_gopher_quality_scores_are_the_failing_metric() -> None:
 
 
 def test_gopher_repetition_rules_fire() -> None:
-    config = only(gopher_repetition=GopherRepetitionConfig())
+    # the rules as the paper states them (min_novel_words: null); what the default keeps: test_novel_words_*
+    config = only(gopher_repetition=GopherRepetitionConfig(min_novel_words=None))
     para = EN.split("\n\n")[1]
     others = EN.split("\n\n")[2:]
     cases = {
@@ -286,7 +288,7 @@ def test_c4_long_chinese_paragraph_is_not_one_long_word() -> None:
 
 
 def test_fineweb_rules_fire() -> None:
-    config = only(fineweb=FineWebConfig())
+    config = only(fineweb=FineWebConfig(min_novel_words=None))  # the paper's rules; the default: test_novel_words_*
     body_lines = [s.strip() for s in EN_SENTENCES]
     long_pairs = [f"{a} {b}" for a in LONG_WORDS for b in LONG_WORDS if a != b][:10]
     cases = {
@@ -299,7 +301,11 @@ def test_fineweb_rules_fire() -> None:
     }
     for rule, text in cases.items():
         # the list-ratio rule is datatrove's, not FineWeb's: off by default, on with a threshold or under compat
-        rule_config = only(fineweb=FineWebConfig(new_line_ratio=0.3)) if rule == "fineweb_list_ratio" else config
+        rule_config = (
+            only(fineweb=FineWebConfig(new_line_ratio=0.3, min_novel_words=None))
+            if rule == "fineweb_list_ratio"
+            else config
+        )
         failure, _, _ = judge(text, rule_config)
         assert failure is not None and failure[0] == rule, (rule, failure)
     assert judge(cases["fineweb_list_ratio"], config)[0] is None
@@ -709,7 +715,9 @@ def _function_reference(entries: int = 8) -> str:
 def test_repeated_field_labels_and_signatures_do_not_count_as_repetition() -> None:
     text = _function_reference()
     paper = QualityConfig(c4=None, fineweb=None)
-    literal = QualityConfig(c4=None, fineweb=None, gopher_repetition={"set_aside_labels": False})
+    literal = QualityConfig(
+        c4=None, fineweb=None, gopher_repetition={"set_aside_labels": False, "min_novel_words": None}
+    )
     assert QualityStage(literal).judge(text, "en")[0][0] == "dup_para_frac"  # 'Syntax' and 'Example' x10
     assert QualityStage(paper).judge(text, "en")[0] is None
     # labels that are the whole page (a navigation page) still count
@@ -718,3 +726,68 @@ def test_repeated_field_labels_and_signatures_do_not_count_as_repetition() -> No
     # the entries' own text still counts: the same entry ten times is repetition
     copied = "\n\n".join([_function_reference(1)] * 10)
     assert QualityStage(paper).judge(copied, "en")[0][0].startswith(("dup_", "duplicated_"))
+
+
+# ---------------------------------------------------------------- repeats that frame new words (novelty.py)
+
+#: distinct words from the interpreter itself (its stdlib module names), one subject per entry
+_SUBJECTS = sorted(name for name in sys.stdlib_module_names if name.isalpha() and len(name) > 3)
+_FRAME = (
+    "Draws a {} with one or more right angles and a {} at the start point. Click a glue point on an object, "
+    "drag to a glue point on another object, and then release the mouse button."
+)
+
+
+def _reference_page(fillers: list[str] | None = None) -> str:
+    """A tool palette's help page: 12 entries, each a heading and the same frame around its own subject (or, with
+    ``fillers``, around words drawn in turn from that short list, as a template spam page fills its frames)."""
+    entries = []
+    for i in range(12):
+        a, b = (fillers[i % len(fillers)], fillers[(i + 1) % len(fillers)]) if fillers else _SUBJECTS[2 * i : 2 * i + 2]
+        entries.append(f"{a.title()} tool\n\n{_FRAME.format(a, b)}")
+    return "\n\n".join(entries)
+
+
+def test_novel_words_keep_a_reference_page_whose_repeats_frame_new_words() -> None:
+    page = _reference_page()
+    paper = only(gopher_repetition=GopherRepetitionConfig(min_novel_words=None))
+    failure = judge(page, paper)[0]
+    assert failure is not None and failure[0].startswith("duplicated_"), failure  # Gopher's rule drops it
+    default = only(gopher_repetition=GopherRepetitionConfig())
+    failure, _, metrics = judge(page, default)
+    assert failure is None, failure
+    assert metrics["novel_words"] >= 0.05 and metrics["dup_5_gram"] > 0.15
+    # the same frames filled from a short keyword list: template spam stays dropped
+    spam = _reference_page(["online casino", "free spins", "jackpot", "poker bonus"])
+    failure, _, metrics = judge(spam, default)
+    assert failure is not None and failure[0].startswith(("duplicated_", "dup_")), failure
+    assert metrics["novel_words"] < 0.05
+
+
+def test_novel_words_do_not_excuse_loops_copies_or_keyword_stuffing() -> None:
+    default = only(gopher_repetition=GopherRepetitionConfig())
+    para = EN.split("\n\n")[1]
+    others = EN.split("\n\n")[2:]
+    # a passage looped, behind a navigation bar of unique one-word lines: no new words outside the repeats
+    navigation = "\n".join(_SUBJECTS[:20])
+    looped = navigation + "\n\n" + " ".join([para] * 6)
+    failure, _, metrics = judge(looped, default)
+    assert failure is not None and metrics["novel_words"] == 0.0, (failure, metrics)
+    # a paragraph pasted twice in a row: a copy, not a frame, however new the rest of the page is
+    assert judge("\n\n".join([para, para, para, *others]), default)[0][0] == "dup_para_frac"
+    # one phrase that dominates the page: top-n-gram rules are never excused
+    assert judge(" ".join(["best price"] * 40) + " " + para, default)[0][0] == "top_2_gram"
+    # datatrove's rules never excuse
+    compat = QualityConfig(compat="datatrove", gopher_quality=None, c4=None, fineweb=None)
+    assert judge(_reference_page(), compat)[0] is not None
+
+
+def test_novel_words_keep_fineweb_repeated_note_lines_between_entries() -> None:
+    note = "This function is available since version 4.2 of the program."
+    entries = [f"{_FRAME.format(a, b)}\n{note}" for a, b in zip(_SUBJECTS[:24:2], _SUBJECTS[1:24:2], strict=True)]
+    page = "\n".join(entries)
+    assert judge(page, only(fineweb=FineWebConfig(min_novel_words=None)))[0][0] == "fineweb_char_dup_ratio"
+    assert judge(page, only(fineweb=FineWebConfig()))[0] is None
+    # the same lines, each right after its own copy: dropped
+    doubled = "\n".join(line for entry in entries for line in [entry, entry])
+    assert judge(doubled, only(fineweb=FineWebConfig()))[0][0] == "fineweb_char_dup_ratio"

@@ -8,6 +8,7 @@ from typing import Any
 from pipeline.curate.config import FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
+from pipeline.curate.quality.novelty import adjacent_copies, novel_word_share
 from pipeline.text import terminal_punctuation
 
 #: FineWeb's "lines ending with punctuation" adds closing quotes and the Tibetan shad to datatrove's marks.
@@ -67,7 +68,12 @@ class FineWebRules:
         if cfg.char_duplicates_ratio is not None and (
             ratio > cfg.char_duplicates_ratio if compat else ratio >= cfg.char_duplicates_ratio
         ):
-            return "fineweb_char_dup_ratio", ratio
+            if compat or cfg.min_novel_words is None or adjacent_copies(lines):
+                return "fineweb_char_dup_ratio", ratio
+            novel = novel_word_share(text)  # repeated lines that frame new words: a reference page's entries
+            metrics["novel_words"] = round(novel, 4)
+            if novel < cfg.min_novel_words:
+                return "fineweb_char_dup_ratio", ratio
         if cfg.new_line_ratio is not None and doc.words:
             ratio = text.count("\n") / len(doc.words)
             metrics["list_ratio"] = round(ratio, 4)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline.curate.config import GopherRepetitionConfig
 from pipeline.curate.quality.document import Failure, Text
+from pipeline.curate.quality.novelty import adjacent_copies, novel_word_share
 from pipeline.text import has_word_char, split_lines, split_paragraphs, whitespace_words
 
 #: a field label: a line of at most this many words that does not end a sentence ("Syntax", "Example:",
@@ -189,7 +190,9 @@ def repetition_ratios(doc: Text, cfg: GopherRepetitionConfig) -> Iterator[tuple[
 
 
 def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str, Any]) -> Failure | None:
-    """Gopher's repetition rules (appendix A, table A1), on the measures of ``repetition_ratios``."""
+    """Gopher's repetition rules (appendix A, table A1), on the measures of ``repetition_ratios``. A rule over its
+    threshold drops the page unless ``min_novel_words`` says the repeats frame new words (``novelty.py``); the
+    share is computed once, on the first rule that fails, and kept in the metrics as ``novel_words``."""
     thresholds: dict[str, float | None] = {
         "dup_para_frac": cfg.dup_para_frac,
         "dup_para_char_frac": cfg.dup_para_char_frac,
@@ -198,13 +201,39 @@ def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str,
         **{f"top_{n}_gram": t for n, t in cfg.top_n_grams},
         **{f"duplicated_{n}_n_grams": t for n, t in cfg.dup_n_grams},
     }
+    novel: float | None = None
     for rule, ratio in repetition_ratios(doc, cfg):
         if rule in _RECORDED:
             metrics[_RECORDED[rule]] = round(ratio, 4)
         threshold = thresholds[rule]
-        if threshold is not None and ratio > threshold:
+        if threshold is None or ratio <= threshold:
+            continue
+        if cfg.min_novel_words is None or doc.compat or rule.startswith("top_"):
+            return rule, ratio
+        if not rule.startswith("duplicated_") and copied_blocks(doc.text):
+            return rule, ratio  # a line or paragraph right after its own copy: pasted twice, not a frame
+        if novel is None:
+            novel = repeats_frame_new_words(doc, cfg)
+            metrics["novel_words"] = round(novel, 4)
+        if novel < cfg.min_novel_words:
             return rule, ratio
     return None
+
+
+def repeats_frame_new_words(doc: Text, cfg: GopherRepetitionConfig) -> float:
+    """``novel_word_share`` of ``doc`` with the labels the measures set aside left out, over the smallest n of
+    the duplicated-n-gram rules."""
+    aside = set_aside(doc.text, cfg.max_label_share) if cfg.set_aside_labels else set()
+    n = min((n for n, _ in cfg.dup_n_grams), default=5)
+    return novel_word_share(doc.text, n=n, aside=aside)
+
+
+def copied_blocks(text: str) -> bool:
+    """Whether a paragraph or a line of ``text`` (as the paper-mode measures split them) directly repeats the one
+    before it."""
+    paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p]
+    lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)]
+    return adjacent_copies(paragraphs) or adjacent_copies(lines)
 
 
 #: the measures kept in ``metadata["quality"]`` (under these names) for every document that reaches them
