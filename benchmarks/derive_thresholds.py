@@ -15,19 +15,30 @@ Two derivations, printed as one table and as the ``quality:`` block they suggest
   this rule (other rules may still drop them; ``real_text.py`` measures the whole recipe).
 * **per language** (FineWeb-2's quantile matching): where the paper's threshold sits in the English pages'
   distribution (its quantile q), the threshold of language L is the q-quantile of L's pages, never below the
-  English value; computed for the languages with at least ``--min-pages`` pages.
+  English value; computed for the languages with at least ``--min-pages`` pages. On this set a language's pages
+  are mostly one family or another (LibreOffice's help is most of the Danish, Slovenian or Turkish pages), so
+  this derivation measures the family as much as the language.
+* **per language on parallel pages** (``--parallel-pages N``, default 100): the same page in language L and in
+  English (the translated help systems and manuals name their English counterpart), so the family is the same
+  and only the language differs. For each measure, the median over the pairs of L's value divided by the English
+  page's (pairs whose English value is under 0.02 left out); the threshold for L is the paper's times that
+  ratio when it is above 1, as FineWeb-2 scales each language's thresholds to its own text. Printed as the
+  ``languages:`` block of the recipe.
 
-    python benchmarks/derive_thresholds.py [--corpus-dir DIR] [--quantile 0.99] [--json]
+    python benchmarks/derive_thresholds.py [--corpus-dir DIR] [--quantile 0.99] [--parallel-pages 100] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
+import statistics
 import sys
 from bisect import bisect_right
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import real_text  # also puts the repository on sys.path (through _common)
 
@@ -109,6 +120,61 @@ def derive(rows: list[dict], paper: dict[str, float], q: float, min_pages: int) 
     }
 
 
+def page_ratios(path: Path, language: str, cfg: GopherRepetitionConfig) -> dict[str, float] | None:
+    """Every repetition measure of one HTML page as ``configs/web.yaml`` extracts it (None under 100 words)."""
+    raw = real_text.read_maybe_gz(path)
+    if raw is None:
+        return None
+    text = normalize_text(extract_resiliparse(raw, main_content=True))
+    if len(text.split()) < 100:
+        return None
+    return dict(repetition_ratios(Text(text, language), cfg))
+
+
+def parallel_scales(
+    paper: dict[str, float], cfg: GopherRepetitionConfig, pairs_per_language: int, seed: int, min_pairs: int
+) -> dict[str, dict[str, Any]]:
+    """language → {rule: (pairs, median ratio of L's measure to its English counterpart's)} on translated pages."""
+    rng = random.Random(seed)
+    out: dict[str, dict[str, Any]] = {}
+    for language, candidates in sorted(real_text.web_candidates().items()):
+        pairs = [(page, english) for _, page, english in candidates if english is not None and english.exists()]
+        if language == "en" or not pairs:
+            continue
+        rng.shuffle(pairs)
+        ratios: dict[str, list[float]] = defaultdict(list)
+        for page, english in pairs[:pairs_per_language]:
+            here, there = page_ratios(page, language, cfg), page_ratios(english, "en", cfg)
+            if here is None or there is None:
+                continue
+            for rule in paper:
+                if there[rule] >= 0.02:
+                    ratios[rule].append(here[rule] / there[rule])
+        scales = {rule: [len(v), round(statistics.median(v), 3)] for rule, v in ratios.items() if len(v) >= min_pairs}
+        if scales:
+            out[language] = scales
+    return out
+
+
+def parallel_block(paper: dict[str, float], scales: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The ``languages:`` overrides the parallel derivation asks for: the paper's thresholds scaled up where a
+    language repeats more than English on the same pages."""
+    block: dict[str, dict[str, Any]] = {}
+    for language, rules in scales.items():
+        raised = {rule: round(paper[rule] * ratio, 3) for rule, (_, ratio) in rules.items() if ratio > 1.0}
+        if not raised:
+            continue
+        settings: dict[str, Any] = {k: v for k, v in raised.items() if not k.startswith(("top_", "duplicated_"))}
+        for prefix, key in (("top_", "top_n_grams"), ("duplicated_", "dup_n_grams")):
+            grams = [(int(r.split("_")[1]), t) for r, t in paper.items() if r.startswith(prefix)]
+            if any(r.startswith(prefix) for r in raised):
+                settings[key] = [
+                    [n, raised.get(f"{prefix}{n}_{'gram' if prefix == 'top_' else 'n_grams'}", t)] for n, t in grams
+                ]
+        block[language] = {"gopher_repetition": settings}
+    return block
+
+
 def recipe_block(result: dict) -> str:
     """The ``quality: gopher_repetition:`` settings (and ``languages:`` overrides) the derivation suggests."""
     d = result["derived"]
@@ -135,6 +201,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quantile", type=float, default=0.99)
     parser.add_argument("--min-pages", type=int, default=20, help="least pages for a family or language to count")
+    parser.add_argument("--parallel-pages", type=int, default=100, help="translated pages per language (0: skip)")
     parser.add_argument("--no-install", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -147,6 +214,10 @@ def main() -> None:
     cfg = GopherRepetitionConfig()
     rows = measure(corpus, manifest["docs"]["web"], cfg)
     result = derive(rows, paper_thresholds(cfg), args.quantile, args.min_pages)
+    if args.parallel_pages:
+        scales = parallel_scales(result["paper"], cfg, args.parallel_pages, args.seed, min_pairs=10)
+        result["parallel_scale"] = scales
+        result["parallel_languages_block"] = parallel_block(result["paper"], scales)
     if args.json:
         print(json.dumps(result, indent=1))
         return
@@ -167,6 +238,19 @@ def main() -> None:
     console = Console(width=220)
     console.print(table)
     console.print(recipe_block(result))
+    if "parallel_scale" in result:
+        rules = list(result["paper"])
+        table = Table(title="per language on parallel pages: median of (L's measure / its English page's)")
+        table.add_column("language")
+        for rule in rules:
+            table.add_column(rule.replace("_n_grams", "").replace("duplicated", "dup"), justify="right")
+        for language, scales in result["parallel_scale"].items():
+            table.add_row(language, *(f"{scales[r][1]} ({scales[r][0]})" if r in scales else "-" for r in rules))
+        console.print(table)
+        block = result["parallel_languages_block"]
+        console.print("quality:\n  languages:" if block else "parallel pages: no language repeats more than English")
+        for language, settings in block.items():
+            console.print(f"    {language}: {json.dumps(settings)}")
 
 
 if __name__ == "__main__":
