@@ -25,6 +25,12 @@ Two derivations, printed as one table and as the ``quality:`` block they suggest
   ratio when it is above 1, as FineWeb-2 scales each language's thresholds to its own text. Printed as the
   ``languages:`` block of the recipe.
 
+* **language ID per language** (FineWeb-2 sets a confidence threshold per language): lid.176's score on real
+  pages correctly identified differs by language (Slovenian prose is confusable with Croatian, Bosnian and
+  Serbian; Danish with Norwegian). The threshold for L is the recipe's ``min_score`` times L's median score over
+  English's median, where that is lower than ``min_score`` (languages with at least ``--min-pages`` correctly
+  identified pages); printed as ``stages.language.min_score_by_language``.
+
     python benchmarks/derive_thresholds.py [--corpus-dir DIR] [--quantile 0.99] [--parallel-pages 100] [--json]
 """
 
@@ -66,12 +72,23 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(corpus: Path, docs: dict[str, dict], cfg: GopherRepetitionConfig) -> list[dict]:
-    """One row per page of the web part: label, language, family and every repetition measure."""
+def measure(corpus: Path, docs: dict[str, dict], cfg: GopherRepetitionConfig, lid: dict[str, Any]) -> list[dict]:
+    """One row per page of the web part: label, language, family and every repetition measure; ``lid`` gets
+    (language, score) of every page with 50 words or more, as the language stage sees it."""
+    from datatrove.data import Document
+
+    from pipeline.curate.config import LanguageConfig
+    from pipeline.curate.language import LanguageStage
+
+    stage = LanguageStage(LanguageConfig(keep=None, min_score=0.0))
     rows = []
     for name, label in sorted(docs.items()):
         raw = (corpus / "web" / name).read_text(encoding="utf-8", errors="replace")
         text = normalize_text(extract_resiliparse(raw, main_content=True))
+        if label["label"] == "real" and len(text.split()) >= 50:
+            doc = Document(text=text, id=name)
+            stage.process(doc)
+            lid[name] = (label["language"], doc.metadata.get("language"), doc.metadata.get("language_score"))
         if len(text.split()) < 50:
             continue  # Gopher's 50-word minimum drops it before any repetition rule
         ratios = dict(repetition_ratios(Text(text, label["language"]), cfg))
@@ -131,6 +148,12 @@ def page_ratios(path: Path, language: str, cfg: GopherRepetitionConfig) -> dict[
     return dict(repetition_ratios(Text(text, language), cfg))
 
 
+#: a language repeats more than English only when its median ratio over the pairs is above this, on at least
+#: this many pairs (medians of 10-19 pairs move by ~0.1 from sample to sample)
+PARALLEL_MIN_RATIO = 1.1
+PARALLEL_MIN_PAIRS = 20
+
+
 def parallel_scales(
     paper: dict[str, float], cfg: GopherRepetitionConfig, pairs_per_language: int, seed: int, min_pairs: int
 ) -> dict[str, dict[str, Any]]:
@@ -161,7 +184,11 @@ def parallel_block(paper: dict[str, float], scales: dict[str, dict[str, Any]]) -
     language repeats more than English on the same pages."""
     block: dict[str, dict[str, Any]] = {}
     for language, rules in scales.items():
-        raised = {rule: round(paper[rule] * ratio, 3) for rule, (_, ratio) in rules.items() if ratio > 1.0}
+        raised = {
+            rule: round(paper[rule] * ratio, 3)
+            for rule, (pairs, ratio) in rules.items()
+            if ratio > PARALLEL_MIN_RATIO and pairs >= PARALLEL_MIN_PAIRS
+        }
         if not raised:
             continue
         settings: dict[str, Any] = {k: v for k, v in raised.items() if not k.startswith(("top_", "duplicated_"))}
@@ -173,6 +200,24 @@ def parallel_block(paper: dict[str, float], scales: dict[str, dict[str, Any]]) -
                 ]
         block[language] = {"gopher_repetition": settings}
     return block
+
+
+def lid_thresholds(lid: dict[str, Any], min_score: float, min_pages: int) -> dict[str, Any]:
+    """Per-language LID thresholds: ``min_score`` scaled by each language's median score over English's, where
+    lower (scores of the real pages identified as their own language)."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for want, got, score in lid.values():
+        if want == got and score is not None:
+            scores[want].append(score)
+    medians = {lang: round(statistics.median(v), 3) for lang, v in sorted(scores.items()) if len(v) >= min_pages}
+    english = medians.get("en")
+    derived = {}
+    if english:
+        for lang, median in medians.items():
+            value = round(min_score * median / english, 2)
+            if value < min_score:
+                derived[lang] = value
+    return {"min_score": min_score, "median_score": medians, "min_score_by_language": derived}
 
 
 def recipe_block(result: dict) -> str:
@@ -212,8 +257,11 @@ def main() -> None:
         args.corpus_dir, params, install=not args.no_install, rebuild=False, log=lambda m: print(m, file=sys.stderr)
     )
     cfg = GopherRepetitionConfig()
-    rows = measure(corpus, manifest["docs"]["web"], cfg)
+    lid: dict[str, Any] = {}
+    rows = measure(corpus, manifest["docs"]["web"], cfg, lid)
     result = derive(rows, paper_thresholds(cfg), args.quantile, args.min_pages)
+    web_language = real_text.recipe_stages(real_text.REPO_ROOT / "configs" / "web.yaml").language
+    result["lid"] = lid_thresholds(lid, web_language.min_score, args.min_pages)
     if args.parallel_pages:
         scales = parallel_scales(result["paper"], cfg, args.parallel_pages, args.seed, min_pairs=10)
         result["parallel_scale"] = scales
@@ -248,9 +296,16 @@ def main() -> None:
             table.add_row(language, *(f"{scales[r][1]} ({scales[r][0]})" if r in scales else "-" for r in rules))
         console.print(table)
         block = result["parallel_languages_block"]
+        console.print(
+            f"parallel pages: a language is scaled where its median ratio is over {PARALLEL_MIN_RATIO} "
+            f"on at least {PARALLEL_MIN_PAIRS} pairs"
+        )
         console.print("quality:\n  languages:" if block else "parallel pages: no language repeats more than English")
         for language, settings in block.items():
             console.print(f"    {language}: {json.dumps(settings)}")
+    lid_result = result["lid"]
+    console.print(f"language ID: median score of correctly identified real pages {lid_result['median_score']}")
+    console.print("stages:\n  language:\n    min_score_by_language: " + json.dumps(lid_result["min_score_by_language"]))
 
 
 if __name__ == "__main__":
