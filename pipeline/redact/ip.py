@@ -44,8 +44,12 @@ class _Patterns:
         a = re.ASCII
         # a dotted quad followed by ".label" is part of a host name (1.0.0.127.in-addr.arpa), not an address
         self.ipv4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\w|\.\w)", a)
-        # an IPv6 address has "::" or eight groups (six before an IPv4 tail); "12:30:45" has neither
-        self.ipv6_hint = re.compile(r"::|[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){5}:")
+        # an IPv6 address has "::" or eight groups (six before an IPv4 tail); "12:30:45" has neither. The pattern
+        # below is searched only in the stretches of hex digits, colons and dots that have "::" or six colons
+        # (``_ipv6_stretches``): a match lies inside one stretch, and one without either is never replaced
+        self.ipv6_hint = re.compile(r"::|:(?:[0-9A-Fa-f.]*:){5}")
+        self.stretch_start = re.compile(r"(?s).*[^0-9A-Fa-f:.]")  # from the right: where a stretch begins
+        self.stretch = re.compile(r"[0-9A-Fa-f:.]*")
         self.ipv6 = re.compile(
             r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})(?![\w:])", a
         )
@@ -54,6 +58,8 @@ class _Patterns:
             rf"|(?<![^\W\d_])(?:{_SINCE_WORDS})[ \t]+[^\W\d][\w.+\-]*[ \t]+$"
         )
         self.ip_cue = re.compile(rf"(?i)(?<![^\W\d_])(?:{_IP_WORDS})(?![^\W\d_])")
+        # the hint gate as one scan (the same substrings): ``any(hint in window …)`` over 60 hints cost 4x more
+        self.version_hint = re.compile("|".join(map(re.escape, _VERSION_HINTS)))
 
 
 @lru_cache(maxsize=1)
@@ -93,6 +99,16 @@ def _ipv4_int(candidate: str) -> int | None:
     return number
 
 
+def _quad_int(quad: str) -> int | None:
+    """``_ipv4_int`` of what the ``ipv4`` pattern matched (four groups of 1–3 ASCII digits), in fewer steps."""
+    a, b, c, d = map(int, quad.split("."))
+    if a > 255 or b > 255 or c > 255 or d > 255:
+        return None
+    if "0" in quad and (quad[0] == "0" or ".0" in quad) and _ipv4_int(quad) is None:
+        return None  # a leading zero ("010.1.1.1"), which ipaddress refuses
+    return ((a * 256 + b) * 256 + c) * 256 + d
+
+
 def _ranges(*networks: str) -> list[tuple[int, int]]:
     out = []
     for net in networks:
@@ -126,17 +142,35 @@ class IPDetector:
         public_only = self.public_only
         if "." in text:
             for m in self.p.ipv4.finditer(text):
-                number = _ipv4_int(m.group())
+                number = _quad_int(m.group())
                 if number is None or (public_only and _in_ranges(number, _IPV4_NOT_PUBLIC)):
                     continue  # cheap: not an address, or a private one (logs are full of them)
                 # then the version check, which is cheaper than ipaddress's checks of a public address
                 if not self._is_version(text, *m.span()) and ip_replaceable(m.group(), public_only):
                     yield m.span()
-        if text.count(":") >= 2 and self.p.ipv6_hint.search(text):
-            for m in self.p.ipv6.finditer(text):
-                candidate = m.group()
-                if ("::" in candidate or candidate.count(":") >= 6) and ip_replaceable(candidate, public_only):
-                    yield m.span()
+        if text.count(":") >= 2:
+            for pos, endpos in self._ipv6_stretches(text):
+                for m in self.p.ipv6.finditer(text, pos, endpos):
+                    candidate = m.group()
+                    if ("::" in candidate or candidate.count(":") >= 6) and ip_replaceable(candidate, public_only):
+                        yield m.span()
+
+    def _ipv6_stretches(self, text: str) -> Iterator[tuple[int, int]]:
+        """(start, end + 1) of every maximal stretch of ``[0-9A-Fa-f:.]`` with "::" or six colons, in order.
+
+        The one character after a stretch is included so that the pattern's lookahead sees it, as in the whole
+        text; its lookbehind sees before ``pos`` anyway. Searching the whole text instead cost as much as the IPv4
+        scan on number-dense text, where every position is a hex digit and times hold colons.
+        """
+        covered = 0  # no match spans this position: the text's start, or the character after a stretch
+        n = len(text)
+        for hit in self.p.ipv6_hint.finditer(text):
+            if hit.start() < covered:
+                continue
+            before = self.p.stretch_start.match(text, covered, hit.start())
+            end = self.p.stretch.match(text, hit.end()).end()
+            yield (before.end() if before else covered), min(n, end + 1)
+            covered = end
 
     def _is_version(self, text: str, start: int, end: int) -> bool:
         """A dotted quad that is a version: Debian syntax around it, or a version word before it."""
@@ -151,8 +185,7 @@ class IPDetector:
         if text.find("urgency=", end, line_end if line_end != -1 else len(text)) != -1:
             return True  # a Debian changelog header: pkg (4.8.6.3) unstable; urgency=medium
         low = after_last_digit(text, start, 40)
-        window = text[low:start].lower()
-        if not any(hint in window for hint in _VERSION_HINTS):
+        if not self.p.version_hint.search(text[low:start].lower()):
             return False  # cheap gate: the regex below costs ~50 µs on a 40-character window (measured once, timeit)
         cue = self.p.version_cue.search(text, low, start)
         return bool(cue) and not self.p.ip_cue.search(text, cue.start(), start)

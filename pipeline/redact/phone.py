@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from pipeline.redact.labels import GENERIC_NUMBER_WORDS, after_iban_prefix, id_label_before
 from pipeline.redact.national import national_phone
-from pipeline.redact.numbers import DIGIT_GROUPS, after_last_digit, digit_count, isolated
+from pipeline.redact.numbers import DIGIT_GROUPS, after_last_digit, isolated
 
 # words that introduce a phone number; the number may follow within a few non-digit characters
 _PHONE_WORDS = (
@@ -83,6 +83,7 @@ class _Patterns:
             rf"(?i)(?:(?<![^\W\d_])(?:{_PHONE_WORDS})(?![^\W\d_])|{_PHONE_WORDS_CJK})[^\d\n]{{0,24}}$"
         )
         self.phone_hint = re.compile("|".join(map(re.escape, _PHONE_HINTS)), re.IGNORECASE)
+        self.letter = re.compile(r"[^\W\d_]")  # every phone word starts with one
         self.glued_label = re.compile(r"(?i)(?<![A-Za-z])(?:tel|fax|ph|mob|tfn|phone)[.:]?$")
 
 
@@ -96,25 +97,43 @@ class PhoneDetector:
         self.p = _patterns()
 
     def find(self, text: str, windows: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+        phone, span_of, word_before = self.p.phone.finditer, self._phone_span, self._phone_word_before
         for pos, endpos in windows:
-            for m in self.p.phone.finditer(text, pos, endpos):
-                span = self._phone_span(text, m.start(), m.end(), m.group())
+            for m in phone(text, pos, endpos):
+                candidate = m.group()
+                if len(candidate) < 8:
+                    continue
+                # a bare run of digits is a phone only after a phone word (``_phone_shape`` gives it "word" or
+                # nothing, and ``national_phone`` wants three groups or a bracket without one): in number-dense
+                # text most candidates are such runs (barcodes, ids), so the word is asked for first
+                if candidate.isdigit() and not word_before(text, m.start()):
+                    continue
+                span = span_of(text, m.start(), m.end(), candidate)
                 if span:
                     yield span
 
     def _phone_word_before(self, text: str, start: int) -> bool:
+        # the phone word ends on the number's line, or on the line before when the number starts its line
+        # (``phone_word`` allows no line break after the word but ``$``'s one before ``start``), so a number
+        # with no letter there has none: a gate that decides most numbers of number-dense text before the hint
+        # search (the hint gate itself stays as it was)
+        if not start:
+            return False
+        end = start - 1 if text[start - 1] == "\n" else start
         low = after_last_digit(text, start, 48)  # the word stands between the previous number and this one
+        if not self.p.letter.search(text, max(low, text.rfind("\n", low, end) + 1), end):
+            return False
         if not self.p.phone_hint.search(text, low, start):
             return False  # cheap gate before the regex (number-dense text asks this thousands of times)
         return bool(self.p.phone_word.search(text, low, start))
 
     def _phone_span(self, text: str, start: int, end: int, candidate: str) -> tuple[int, int] | None:
         """Accept a phone-shaped candidate by its structure, and by context where structure cannot decide."""
-        if len(candidate) < 8 or digit_count(candidate) < 8:
-            return None  # most candidates in number-dense text: pieces of dates, times, prices
         groups = DIGIT_GROUPS.findall(candidate)
         digits = "".join(groups)
         n = len(digits)
+        if n < 8:
+            return None  # pieces of dates, times, prices
         if candidate[0] == "+" and n - candidate.count("(0)") > 15:
             # E.164 has at most 15 digits: what follows belongs to the next number (+44 20 7946 0958 / 030 …)
             kept = cut = 0
@@ -129,13 +148,18 @@ class PhoneDetector:
             end = start + cut
             groups = DIGIT_GROUPS.findall(candidate)
             digits = "".join(groups)
-        ext = self.p.phone_ext.match(text, end) if end < len(text) and text[end] in _EXT_STARTS else None
-        stop = ext.end() if ext else end
-        if start and text[start - 1] in "-+~":
+        size = len(text)
+        stop = end
+        if end < size and text[end] in _EXT_STARTS:
+            ext = self.p.phone_ext.match(text, end)
+            if ext:
+                stop = ext.end()
+        prev = text[start - 1] if start else ""
+        if prev and prev in "-+~":
             return None  # a minus sign (-013030.000001), a version's "~++20220202101403"
-        if stop < len(text) and text[stop] in "+~":
+        if stop < size and text[stop] in "+~":
             return None
-        if start and text[start - 1].isascii() and text[start - 1].isalpha():
+        if prev.isascii() and prev.isalpha():
             # glued to a letter: only "TEL03-1234-5678", "Fax:+49…" style labels (common in Japanese text)
             letters = self.p.glued_label.search(text, max(0, start - 8), start)
             if not letters or not isolated(text, letters.start(), stop):

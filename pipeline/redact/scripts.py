@@ -12,13 +12,6 @@ CJK_RANGES += "\U00020000-\U0003ffff"
 CJK = re.compile(f"[{CJK_RANGES}]")
 
 
-def glued(ch: str) -> bool:
-    """A character that continues a token: a letter or digit of a script written with spaces."""
-    if ch.isascii():
-        return ch.isalnum()
-    return ch.isalnum() and not CJK.match(ch)
-
-
 def local_part_char(ch: str) -> bool:
     """A character of an e-mail local part as the e-mail regex takes it: word characters (not CJK), ``.%+-``."""
     if ch.isascii():
