@@ -30,7 +30,21 @@ _VERSION_WORDS = (
 _SINCE_WORDS = r"since|seit|depuis|desde|sinds|sedan|siden|dal|dalla|od|начиная с|з|sejak|itibaren"
 _IP_WORDS = r"ip|ips|ipv4|address|addr|host|hostname|server|dns|gateway|proxy|client|remote|peer|inet|nameserver"
 # a substring of every version cue (lower case): the gate in front of the version-cue regex
-_VERSION_HINTS = ("ver", "rel", "build", "rev", "firm", "kern", "upst", "upd", "upg", "bump", "chang", "polic")
+_VERSION_HINTS: tuple[str, ...]
+_VERSION_HINTS = (
+    "ver",
+    "rel",
+    "build",
+    "rev",
+    "firm",
+    "kern",
+    "upst",
+    "upd",
+    "upg",
+    "bump",
+    "chang",
+    "polic",
+)
 _VERSION_HINTS += ("stand", "compl", "sec", "chap", "claus", "parag", "rfc", "spec", "§", ">", "<", "=", "~")
 _VERSION_HINTS += ("версия", "версии", "版本", "バージョン", "버전")
 _VERSION_HINTS += ("abschn", "kapit", "secti", "hoofd", "secci", "capí", "capi", "sezio", "seçã", "seca", "rozdz")
@@ -188,4 +202,4 @@ class IPDetector:
         if not self.p.version_hint.search(text[low:start].lower()):
             return False  # cheap gate: the regex below costs ~50 µs on a 40-character window (measured once, timeit)
         cue = self.p.version_cue.search(text, low, start)
-        return bool(cue) and not self.p.ip_cue.search(text, cue.start(), start)
+        return cue is not None and not self.p.ip_cue.search(text, cue.start(), start)

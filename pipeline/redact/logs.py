@@ -11,9 +11,12 @@ that propagates is not touched).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from loguru import logger
+
+if TYPE_CHECKING:
+    from loguru import Record
 
 from pipeline.redact.engine import default_redactor
 
@@ -35,7 +38,7 @@ def _redacted_exception(value: BaseException) -> BaseException | None:
     return copy
 
 
-def redact_record(record: dict[str, Any]) -> None:
+def redact_record(record: Record) -> None:
     """The loguru patcher: ``record["message"]`` and the exception's message, redacted in place."""
     message = record.get("message")
     if message:

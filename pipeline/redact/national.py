@@ -21,7 +21,26 @@ from functools import lru_cache
 from phonenumbers import PhoneMetadata
 
 # UN World Population Prospects 2024, the 20 most populous countries
-REGIONS = ("IN", "CN", "US", "ID", "PK", "NG", "BR", "BD", "RU", "ET", "MX", "JP", "EG", "PH", "CD", "VN", "IR")
+REGIONS: tuple[str, ...]
+REGIONS = (
+    "IN",
+    "CN",
+    "US",
+    "ID",
+    "PK",
+    "NG",
+    "BR",
+    "BD",
+    "RU",
+    "ET",
+    "MX",
+    "JP",
+    "EG",
+    "PH",
+    "CD",
+    "VN",
+    "IR",
+)
 REGIONS += ("TR", "DE", "TH")
 _GROUPS = re.compile(r"\d+")
 
@@ -52,9 +71,14 @@ def _plans() -> tuple[_Plan, ...]:
     plans = []
     for region in REGIONS:
         metadata = PhoneMetadata.metadata_for_region(region)
+        general = metadata.general_desc if metadata is not None else None
+        if metadata is None or general is None or general.national_number_pattern is None:
+            raise RuntimeError(f"phonenumbers has no national number metadata for region {region}")
         formats = []
         for fmt in metadata.number_format:
             national = fmt.format
+            if national is None:
+                raise RuntimeError(f"phonenumbers: a number format of region {region} has no format")
             if fmt.national_prefix_formatting_rule:
                 national = national.replace("\\1", fmt.national_prefix_formatting_rule, 1)
             leading = re.compile(fmt.leading_digits_pattern[-1]) if fmt.leading_digits_pattern else None
@@ -63,8 +87,8 @@ def _plans() -> tuple[_Plan, ...]:
             _Plan(
                 region,
                 metadata.national_prefix or "",
-                frozenset(metadata.general_desc.possible_length or ()),
-                re.compile(metadata.general_desc.national_number_pattern),
+                frozenset(general.possible_length or ()),
+                re.compile(general.national_number_pattern),
                 tuple(formats),
             )
         )

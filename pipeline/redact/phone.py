@@ -27,7 +27,22 @@ _PHONE_WORDS_CJK = r"电话|電話|手机|手機|座机|致电|传真|傳真|携
 _NOT_SEPARATORS = frozenset("0123456789()+")
 _EXT_STARTS = frozenset(" ,xXeE内分转轉")
 # a substring of every phone word (lower case): the gate in front of the phone-word regex
-_PHONE_HINTS = ("te", "ph", "call", "fax", "mob", "cel", "whats", "hot", "handy", "ruf", "durch", "port", "appel")
+_PHONE_HINTS: tuple[str, ...]
+_PHONE_HINTS = (
+    "te",
+    "ph",
+    "call",
+    "fax",
+    "mob",
+    "cel",
+    "whats",
+    "hot",
+    "handy",
+    "ruf",
+    "durch",
+    "port",
+    "appel",
+)
 _PHONE_HINTS += ("llam", "móvil", "movil", "bel", "kom", "tfn", "тел", "моб", "факс", "电话", "電話", "手机", "手機")
 _PHONE_HINTS += ("座机", "致电", "传真", "傳真", "携帯", "ファックス", "ｔｅｌ", "전화", "휴대폰", "핸드폰", "팩스")
 _IDD_GROUPS = frozenset({"00", "011", "001", "0011", "010", "002", "005", "009"})

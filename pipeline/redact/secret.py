@@ -108,13 +108,13 @@ class SecretDetector:
                 yield m.span()
         for hint, offset in _VENDOR_HINTS:
             for i in find_all(text, hint):
-                m = p.vendor.match(text, max(0, i + offset))
-                if m and not (m.group().startswith("sk-") and not _mixed(m.group())):
-                    yield m.span()  # not sk-learn-user-guide-chapters: a key is random (digits, both cases)
+                vendor = p.vendor.match(text, max(0, i + offset))
+                if vendor and not (vendor.group().startswith("sk-") and not _mixed(vendor.group())):
+                    yield vendor.span()  # not sk-learn-user-guide-chapters: a key is random (digits, both cases)
         for i in find_all(text, _SLACK_HOOK):
-            m = p.slack_webhook.match(text, i + len(_SLACK_HOOK))
-            if m:
-                yield m.span()
+            hook = p.slack_webhook.match(text, i + len(_SLACK_HOOK))
+            if hook:
+                yield hook.span()
         if "earer" in text or "asic" in text or "EARER" in text or "ASIC" in text:
             for m in p.auth_header.finditer(text):
                 if any(ch.isdigit() for ch in m.group(1)):  # "basic understanding" is prose
@@ -124,9 +124,9 @@ class SecretDetector:
                             end -= 1  # the full stop of the sentence
                     yield start, end
         for i in find_all(text, "://"):
-            m = p.url_credentials.match(text, i)
-            if m and self._literal_secret(m.group(1)):
-                yield m.span(1)
+            credentials = p.url_credentials.match(text, i)
+            if credentials and self._literal_secret(credentials.group(1)):
+                yield credentials.span(1)
         yield from self._find_assignments(text)
 
     def _find_assignments(self, text: str) -> Iterator[tuple[int, int]]:
