@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import posixpath
 from glob import escape, has_magic
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.read.common import InputError
 from pipeline.read.listing import readable_files
 
 if TYPE_CHECKING:
     from datatrove.pipeline.base import PipelineStep
+    from fsspec import AbstractFileSystem
 
     from pipeline.config import ReaderOptions, SourceConfig
 
@@ -57,7 +58,7 @@ def _kind_of_files(paths: list[str]) -> str:
     return "folder"
 
 
-def _fs(path: str):
+def _fs(path: str) -> tuple[AbstractFileSystem, str]:
     from fsspec.core import url_to_fs
 
     return url_to_fs(path)
@@ -71,7 +72,7 @@ def is_pattern(path: str) -> bool:
     return not fs.exists(fs_path)
 
 
-def _exists(path: str) -> tuple[object, str]:
+def _exists(path: str) -> tuple[AbstractFileSystem, str]:
     fs, fs_path = _fs(path)
     if not fs.exists(fs_path):
         raise InputError(f"{path}: input path does not exist")
@@ -126,7 +127,7 @@ def split_path(path: str, options_glob: str | None = None, recursive: bool = Tru
     return path, options_glob, recursive
 
 
-def _reader_kwargs(source: SourceConfig, options: ReaderOptions) -> dict:
+def _reader_kwargs(source: SourceConfig, options: ReaderOptions) -> dict[str, Any]:
     return {
         "source": source.name,
         "max_bytes": options.max_bytes,
@@ -140,6 +141,8 @@ def build_reader(source: SourceConfig, path: str | None = None) -> PipelineStep:
     Raises ``InputError`` when nothing could be read (see module docstring).
     """
     path = path or source.path
+    if path is None:  # SourceConfig requires a path of every kind but routed, which has no reader
+        raise InputError(f"source {source.name!r}: no path to read")
     options = source.options
     kind = detect_kind(path) if source.kind == "auto" else source.kind
     if kind == "hf":
@@ -151,7 +154,6 @@ def build_reader(source: SourceConfig, path: str | None = None) -> PipelineStep:
 
         reader = WarcReader(folder, **common)
     else:
-        row_keys = {"text_key": options.text_key, "id_key": options.id_key, "url_key": options.url_key}
         if kind == "jsonl":
             from pipeline.read.tabular import JsonlReader as reader_class
         elif kind == "parquet":
@@ -160,7 +162,9 @@ def build_reader(source: SourceConfig, path: str | None = None) -> PipelineStep:
             from pipeline.read.folder import FolderReader as reader_class
         else:  # pragma: no cover - SourceConfig validates the kind
             raise InputError(f"{path}: unknown source kind {kind!r}")
-        reader = reader_class(folder, **common, **row_keys)
+        reader = reader_class(
+            folder, **common, text_key=options.text_key, id_key=options.id_key, url_key=options.url_key
+        )
     listed = reader.data_folder.list_files(recursive=recursive, glob_pattern=pattern)
     files = readable_files(reader.data_folder, [f for f in listed if reader.accepts(f)])
     if not files:

@@ -28,11 +28,14 @@ import io
 import math
 import os
 import re
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from datatrove.data import Document
 
 from pipeline.errors import TokenmillError
+
+if TYPE_CHECKING:
+    from datatrove.io import DataFolder
 from pipeline.redact import redacted_snippet
 
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
@@ -142,7 +145,7 @@ class _ZstdReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, target) -> int:  # type: ignore[override]
+    def readinto(self, target) -> int:
         while not self._buffer:
             chunk = self._raw.read(CHUNK)
             if not chunk:
@@ -171,7 +174,7 @@ class _ZstdReader(io.RawIOBase):
         super().close()
 
 
-def open_decompressed(folder, path: str) -> IO[bytes]:
+def open_decompressed(folder: DataFolder, path: str) -> IO[bytes] | io.BufferedIOBase:
     """Open ``path`` inside a datatrove ``DataFolder`` for binary reading, decompressing by extension.
 
     Truncated input raises ``EOFError`` for every supported compression (gzip, zstd, bz2, xz).
@@ -248,7 +251,8 @@ def decode_bytes(data: bytes, declared: str | None = None, html: bool = False) -
     """
     from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 
-    encoding = declared or detect_encoding(data, from_html_meta=html)
+    # detect_encoding is typed Optional but falls back to utf-8 itself (it returned a name for every input tried)
+    encoding = declared or detect_encoding(data, from_html_meta=html) or "utf-8"
     if _codec_name(encoding) == "iso8859-1":
         encoding = "cp1252"
     try:

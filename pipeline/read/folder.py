@@ -50,14 +50,14 @@ class FolderReader(JsonlReader):
     def _read_one(self, filepath: str, ext: str) -> DocumentsPipeline:
         try:
             with open_decompressed(self.data_folder, filepath) as stream:
-                data = stream.read(self.max_bytes + 1)
+                data = stream.read(-1 if self.max_bytes is None else self.max_bytes + 1)  # None: no limit
         except EOFError as error:
             yield self._bad(filepath, 0, "truncated_file", str(error))
             return
         except (OSError, zlib.error) as error:
             yield self._bad(filepath, 0, "corrupt_file", f"{type(error).__name__}: {error}")
             return
-        if len(data) > self.max_bytes:
+        if self.max_bytes is not None and len(data) > self.max_bytes:
             yield self._bad(filepath, 0, "too_large", f"more than max_bytes {self.max_bytes} bytes")
             return
         if not data:

@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from datatrove.data import Document, DocumentsPipeline
 
 from pipeline.layout import LOCK_NAME, RUN_HEADER
 from pipeline.ownership import RECORD_NAME
+
+if TYPE_CHECKING:
+    from datatrove.io import DataFolder
 
 #: counter prefix of a listed entry that is not a regular file (``not_regular_fifo``…)
 NOT_REGULAR = "not_regular_"
@@ -155,8 +159,13 @@ class CheckedFileReader:
     A skipped file is still one of datatrove's ``input_files`` (it was listed); it yields nothing and is not
     ``empty_files``, so ``listed = with documents + skipped + empty`` holds."""
 
-    data_folder: object
+    data_folder: DataFolder
     _input_check: InputCheck | None = None
+    # datatrove's, from BaseDiskReader after this class in a reader's bases (annotations only: no attribute here)
+    stat_update: Callable[..., None]
+    update_doc_stats: Callable[[Document], None]
+    read_files_shard: Callable[[list[str]], DocumentsPipeline]
+    _log_limit_scope: Callable[[int, int], None]
 
     def read_checked_file(self, filepath: str) -> DocumentsPipeline:
         raise NotImplementedError
@@ -167,14 +176,14 @@ class CheckedFileReader:
         shard is the same: the names ``listing[rank::world_size]``."""
         paths_file = getattr(self, "paths_file", None)
         if not isinstance(paths_file, str) or "://" in paths_file:
-            yield from super().run(data, rank, world_size)  # type: ignore[misc]
+            yield from super().run(data, rank, world_size)  # type: ignore[misc]  # BaseDiskReader.run, a later base
             return
         if data:
             yield from data
         shard = read_paths_file(paths_file)[rank::world_size]
-        self._log_limit_scope(rank, world_size)  # type: ignore[attr-defined]
-        for document in self.read_files_shard(shard):  # type: ignore[attr-defined]
-            self.update_doc_stats(document)  # type: ignore[attr-defined]
+        self._log_limit_scope(rank, world_size)
+        for document in self.read_files_shard(shard):
+            self.update_doc_stats(document)
             yield document
 
     def read_file(self, filepath: str) -> DocumentsPipeline:
@@ -184,15 +193,15 @@ class CheckedFileReader:
                 self._input_check = InputCheck(root)
             reason, link = self._input_check.skip_reason(os.path.join(root, filepath))
             if reason is not None:
-                self.stat_update(reason, unit="input_file")  # type: ignore[attr-defined]
+                self.stat_update(reason, unit="input_file")
                 return
             if link:
-                self.stat_update(SYMLINKS, unit="input_file")  # type: ignore[attr-defined]
+                self.stat_update(SYMLINKS, unit="input_file")
         shown = display_name(filepath)
         if shown == filepath:
             yield from self.read_checked_file(filepath)
             return
-        self.stat_update(UNDECODABLE, unit="input_file")  # type: ignore[attr-defined]
+        self.stat_update(UNDECODABLE, unit="input_file")
         yield from _renamed(self.read_checked_file(filepath), filepath, shown)
 
 

@@ -137,7 +137,7 @@ class RowConverter:
 
     def _bad(self, file: str, index: int, rule: str, detail: str, source: str | None = None, **extra) -> Document:
         rule = self.rule_names.get(rule, rule)
-        self.stat_update(rule)  # type: ignore[attr-defined]
+        self.stat_update(rule)  # type: ignore[attr-defined]  # datatrove's PipelineStep's, a later base
         source = self.row_source(file, None) if source is None else source
         return placeholder(source, file, index, rule, detail, **extra)
 
@@ -188,6 +188,7 @@ class StoredDocumentRows:
 
     def __init__(self, data_folder: str, paths_file: str | None, text_key: str = "text", id_key: str = "id"):
         options = {"text_key": text_key, "id_key": id_key, "url_key": None, "max_bytes": None}
+        # RowFileReader's __init__, a later base than mypy's view of this mixin (object) shows
         super().__init__(data_folder, source="", paths_file=paths_file, **options)  # type: ignore[call-arg]
 
     def stamp(self, metadata: dict, file: str, source: str) -> None:
@@ -219,6 +220,7 @@ class RowFileReader(CheckedFileReader, RowConverter):
     ):
         listing = {"paths_file": paths_file, "limit": limit, "recursive": recursive, "glob_pattern": glob_pattern}
         keys = {"text_key": text_key, "id_key": id_key}
+        # datatrove's reader __init__, a later base in a reader's bases than this mixin (object, to mypy)
         super().__init__(data_folder, **listing, **keys, **datatrove_options)  # type: ignore[call-arg]
         self.add_file_path = False
         self._row_options(source, text_key, id_key, url_key, max_bytes)

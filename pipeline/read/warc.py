@@ -233,9 +233,9 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
             meta["format"] = "binary"
             return Document(text="", id=doc_id, metadata=meta), False
         if http is not None:
-            body, error = self._decode_http(body, http)
-            if error:
-                return self._error(record, file, error[0], error[1], meta, drained=True)
+            body, decode_error = self._decode_http(body, http)
+            if decode_error:
+                return self._error(record, file, decode_error[0], decode_error[1], meta, drained=True)
         meta["format"] = "html"
         return Document(text=decode_bytes(body, record.http_charset, html=True), id=doc_id, metadata=meta), False
 
@@ -389,10 +389,10 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
             return None
         offset = pos
         if last_start is not None:
-            end = self._record_end(f, last_start, is_gz)
-            if end is None or end > size:
+            record_end = self._record_end(f, last_start, is_gz)
+            if record_end is None or record_end > size:
                 return "truncated_file", last_start
-            offset = end
+            offset = record_end
         f.seek(offset)
         rest = f.read(_HEADER_LIMIT)
         stripped = rest.lstrip()
