@@ -246,13 +246,13 @@ class DedupExactStep(_UnitStep):
     def units(self, signatures, view):
         return exact_units(signatures, view, self.config)
 
-    def run_unit(self, unit, bounds, signatures, view, prio_of, state, folder) -> None:
+    def run_unit(self, unit, bounds: tuple[int, int], signatures, view, prio_of, state, folder) -> None:
         path = os.path.join(folder, f"{unit:05d}.npz")
         if os.path.exists(path):
             return
         out = exact_groups(signatures, view, *bounds, prio_of)
         with atomic_open(path, "wb") as handle:
-            np.savez(handle, **out)
+            np.savez(handle, allow_pickle=False, **out)  # numeric arrays only
 
 
 class DedupBucketStep(_UnitStep):

@@ -69,6 +69,7 @@ class DedupFilterStep(AccountedStep):
         self._rank = 0
 
     def open_drops(self, rank: int) -> PerSourceDropWriter:
+        assert self.drops_dir is not None  # __init__ always passes dropped_dir
         return PerSourceDropWriter(self.drops_dir, self.stage, rank)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:

@@ -178,7 +178,7 @@ class DiskIndex:
             if os.path.getsize(files["sig"]) != expected:
                 raise DedupIndexError(f"{files['sig']}: segment {segment['run']!r} has wrong shapes; {REBUILD_HINT}")
             runs = segment.get("runs")
-            if "bands" not in files or segment.get("banding") != [bands, rows]:
+            if runs is None or "bands" not in files or segment.get("banding") != [bands, rows]:
                 folder = os.path.join(stage_dir, "index")
                 os.makedirs(folder, exist_ok=True)
                 stem = os.path.join(folder, _safe_name(segment["run"]) + f"-{len(view.segments)}")
@@ -532,6 +532,7 @@ def open_index(
             probe.client, probe.base = client, config.redis.basename
             moved = probe.set_aside() if client.exists(f"{config.redis.basename}:params") else None
         return RedisIndex(config.redis, fingerprint, run_name, bands, rows, run_id), moved
+    assert config.path is not None  # IndexConfig holds exactly one of path and redis
     if config.rebuild and allow_rebuild:
         moved = DiskIndex.set_aside(config.path)
     return DiskIndex(config.path, fingerprint, run_name, run_id, verify=verify), moved

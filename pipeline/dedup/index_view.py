@@ -178,7 +178,9 @@ def write_segment(folder: str, stem: str, count: int, chunks: Iterator[Chunk], b
     return paths, runs
 
 
-def segment_chunks(sig_path: str, exact_path: str, count: int, num_perm: int) -> Iterator[tuple[np.ndarray, ...]]:
+def segment_chunks(
+    sig_path: str, exact_path: str, count: int, num_perm: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """An existing segment's (signatures, exact) in chunks of ``store.CHUNK`` entries, read once."""
     sig_header, exact_header = store.npy_header_size(sig_path), store.npy_header_size(exact_path)
     for start in range(0, count, store.CHUNK):

@@ -25,7 +25,7 @@ class _DedupRows(StoredDocumentRows):
     sub-folder (curated runs) or the default source; an empty text is ``missing_text`` too (dedup has no extract
     stage to count an empty document as ``empty``)."""
 
-    empty_text_rule = "missing_text"
+    empty_text_rule: str | None = "missing_text"
 
     def __init__(self, *args, default_source: str | None = None, source_from_subfolder: bool = False, **keys):
         super().__init__(*args, **keys)  # data_folder, paths_file, text_key, id_key (StoredDocumentRows)
@@ -139,15 +139,18 @@ class DedupInput:
     def readers(self, stage_dir: str) -> list:
         """Reader steps over the planned file lists (call ``plan`` first)."""
         inputs_dir = os.path.join(stage_dir, "inputs")
-        kwargs = dict(
-            text_key=self.text_key,
-            id_key=self.id_key,
-            default_source=self.default_source,
-            source_from_subfolder=self.source_from_subfolder,
-        )
         steps = []
         for fmt, cls in (("jsonl", DedupJsonlReader), ("parquet", DedupParquetReader)):
             paths_file = os.path.join(inputs_dir, f"{fmt}.txt")
             if os.path.exists(paths_file):
-                steps.append(cls(self.folder, paths_file=paths_file, **kwargs))
+                steps.append(
+                    cls(
+                        self.folder,
+                        paths_file=paths_file,
+                        text_key=self.text_key,
+                        id_key=self.id_key,
+                        default_source=self.default_source,
+                        source_from_subfolder=self.source_from_subfolder,
+                    )
+                )
         return steps

@@ -334,7 +334,7 @@ class MinHasher:
         """The MinHash signature (``num_perm`` uint32) of a set given as its 32-bit element hashes."""
         if len(hashes) == 0:
             return self.empty.copy()
-        out = None
+        out: np.ndarray | None = None
         for start in range(0, len(hashes), self.chunk):  # chunks bound memory on huge documents
             hv = _fmix32(hashes[start : start + self.chunk].astype(np.uint32, copy=True))
             # permutations along rows, shingles along the contiguous axis (the row-wise min is the fast
@@ -344,6 +344,7 @@ class MinHasher:
             values += self.b_col
             part = values.min(axis=1)
             out = part if out is None else np.minimum(out, part)
+        assert out is not None  # hashes is not empty: the loop ran
         return out
 
     def to_lean_minhash(self, signature: np.ndarray) -> LeanMinHash:

@@ -32,9 +32,9 @@ from pipeline.atomic import write_json_atomic
 from pipeline.dedup import memory
 from pipeline.dedup.buckets import DedupBucketStep, DedupExactStep
 from pipeline.dedup.cluster import DedupStateError, run_clustering
-from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.config import DedupConfig, IndexConfig
 from pipeline.dedup.filter import OUTPUT_COMPRESSION, DedupFilterStep, iter_decisions
-from pipeline.dedup.index import open_index
+from pipeline.dedup.index import DiskIndex, RedisIndex, open_index
 from pipeline.dedup.index_view import IndexView
 from pipeline.dedup.io import DedupInput
 from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
@@ -129,7 +129,7 @@ def plan_dedup(
     run_name = run_name or (config.index.run_name if config.index and config.index.run_name else None)
     run_name = run_name or os.path.basename(output_dir.rstrip(os.sep))
     if config.index is not None:
-        _prepare_index(config, stage_dir, run_name)
+        _prepare_index(config, config.index, stage_dir, run_name)
     plan_path = os.path.join(stage_dir, "plan.json")
     settings = _settings_fingerprint(config)
     if os.path.exists(plan_path):
@@ -173,27 +173,28 @@ def plan_dedup(
     # the run's identity in an index: a rerun of this plan is the same run, a later run into the same folder
     # (after --restart) is a new one even though it has the same name
     run_id = f"{run_name}@{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"
+    input_spec = dataclasses.asdict(source)
     record = {
         "settings": settings,
         "tasks": chosen,
         "run_name": run_name,
         "run_id": run_id,
-        "input": dataclasses.asdict(source),
+        "input": input_spec,
         "files": n_files,
         "file_stats": _file_stats(source.folder, files),
     }
     os.makedirs(stage_dir, exist_ok=True)
     write_json_atomic(plan_path, record, indent=1)
-    return DedupPlan(output_dir, stage_dir, chosen, run_name, record["input"], n_files, run_id)
+    return DedupPlan(output_dir, stage_dir, chosen, run_name, input_spec, n_files, run_id)
 
 
-def _prepare_index(config: DedupConfig, stage_dir: str, run_name: str) -> None:
+def _prepare_index(config: DedupConfig, index_config: IndexConfig, stage_dir: str, run_name: str) -> None:
     """Open the index once up front: an unreachable Redis or a corrupt file fails here, before any work."""
 
     marker = os.path.join(stage_dir, "index_rebuilt.json")
-    rebuild = config.index.rebuild and not os.path.exists(marker)  # set aside once per run, not on every resume
+    rebuild = index_config.rebuild and not os.path.exists(marker)  # set aside once per run, not on every resume
     index, moved = open_index(
-        config.index, config.signature_fingerprint(), run_name, config.bands, config.rows, allow_rebuild=rebuild
+        index_config, config.signature_fingerprint(), run_name, config.bands, config.rows, allow_rebuild=rebuild
     )
     if rebuild:
         os.makedirs(stage_dir, exist_ok=True)
@@ -268,10 +269,10 @@ class DedupClusterStep(PipelineStep):
         yield  # a generator, like every datatrove step (never reached)
 
 
-def _open_planned_index(config: DedupConfig, plan: DedupPlan):
+def _open_planned_index(config: DedupConfig, index_config: IndexConfig, plan: DedupPlan) -> DiskIndex | RedisIndex:
     """The persistent index of a planned run, opened for its steps (verified when the run was planned)."""
     index, _ = open_index(
-        config.index,
+        index_config,
         config.signature_fingerprint(),
         plan.run_name,
         config.bands,
@@ -290,8 +291,8 @@ def prepare_index_view(plan: DedupPlan, config: DedupConfig) -> IndexView:
         return IndexView.load(path)
     view = IndexView(config.num_perm, config.bands)
     if config.index is not None:
-        index = _open_planned_index(config, plan)
-        if index.kind == "redis":
+        index = _open_planned_index(config, config.index, plan)
+        if isinstance(index, RedisIndex):
             view = index.view(
                 plan.stage_dir, config.bands, config.rows, SignatureSet(plan.path("signatures"), plan.tasks, config)
             )
@@ -423,9 +424,9 @@ def _update_index(plan: DedupPlan, config: DedupConfig, has_input: bool) -> dict
     if os.path.exists(marker):
         with open(marker, encoding="utf-8") as handle:
             index_info["entries_added"] = json.load(handle)["added"]
-    elif config.index.update and has_input:
+    elif config.index is not None and config.index.update and has_input:
         started = time.perf_counter()
-        index = _open_planned_index(config, plan)
+        index = _open_planned_index(config, config.index, plan)
         signatures = SignatureSet(plan.path("signatures"), plan.tasks, config)
         count = _kept_count(plan, signatures)
         chunks = _kept_chunks(plan, signatures)

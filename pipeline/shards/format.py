@@ -31,7 +31,7 @@ class ShardError(TokenmillError, ValueError):
     """A shard or index file that is missing, truncated or inconsistent; the message names the file."""
 
 
-def numpy_dtype(name: str) -> np.dtype:
+def numpy_dtype(name: object) -> np.dtype:  # a manifest's value, checked here
     if name not in ("uint16", "uint32"):
         raise ShardError(f"unknown token dtype {name!r} (uint16 or uint32)")
     return np.dtype("<u2" if name == "uint16" else "<u4")
@@ -41,7 +41,7 @@ def write_shard(path: Path, tokens: np.ndarray, doc_ends: np.ndarray) -> None:
     """Write ``path`` and ``path.index`` (both through a temporary name, so a crash leaves no half file)."""
     for target, array in ((path, tokens), (Path(f"{path}{INDEX_SUFFIX}"), doc_ends.astype(INDEX_DTYPE, copy=False))):
         with atomic_open(target, "wb") as handle:
-            handle.write(memoryview(np.ascontiguousarray(array)).cast("B"))
+            handle.write(np.ascontiguousarray(array).data.cast("B"))
 
 
 def open_tokens(path: Path, dtype: np.dtype, expected_tokens: int | None = None) -> np.ndarray:
@@ -132,6 +132,11 @@ def _number(value: Any) -> int | float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _count(value: Any) -> int | None:
+    """A JSON count (an int; None for anything else)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -210,7 +215,7 @@ class Totals:
     @classmethod
     def from_json(cls, data: Any) -> Totals:
         data = _object(data)
-        return cls(**{f.name: _number(data.get(f.name)) for f in fields(cls)})
+        return cls(**{f.name: _count(data.get(f.name)) for f in fields(cls)})
 
     def __bool__(self) -> bool:
         """False when the manifest records no totals (a renderer then leaves the total row out)."""
@@ -406,8 +411,9 @@ class ShardManifest:
         if isinstance(given, int | float) and not isinstance(given, bool):
             return float(given)
         counts = [entry.unique_tokens for entry in self.sources.values()]
-        if counts and all(count is not None for count in counts):
-            return sum(counts)  # type: ignore[arg-type]
+        known = [count for count in counts if count is not None]
+        if counts and len(known) == len(counts):
+            return sum(known)
         return None
 
     @property
@@ -445,7 +451,7 @@ class ShardManifest:
     @property
     def token_dtype(self) -> np.dtype:
         """The numpy dtype of the ``.ds`` files; ShardError for an unknown or missing one."""
-        return numpy_dtype(self.raw.get("dtype"))  # type: ignore[arg-type]
+        return numpy_dtype(self.raw.get("dtype"))
 
     @property
     def eos_id(self) -> int | None:

@@ -20,7 +20,7 @@ import json
 from collections import Counter
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from datatrove.data import Document, DocumentsPipeline
@@ -40,7 +40,7 @@ class _SourcePart:
         self.dtype = dtype
         self.pending: list[np.ndarray] = []
         self.pending_tokens = 0
-        self.handle = None
+        self.handle: BinaryIO | None = None
         self.lengths: list[int] = []
         self.nbytes: list[int] = []
         self.hashes: list[int] = []
@@ -68,14 +68,16 @@ class _SourcePart:
         self.skip_examples.setdefault(rule, example)
 
     def flush(self) -> None:
-        if self.handle is None:
-            self.handle = open(f"{self.base}.ds", "wb")  # noqa: SIM115 - closed in close()
+        handle = self.handle
+        if handle is None:
+            handle = self.handle = open(f"{self.base}.ds", "wb")  # noqa: SIM115 - closed in close()
         for array in self.pending:
-            self.handle.write(memoryview(array).cast("B"))
+            handle.write(array.data.cast("B"))
         self.pending, self.pending_tokens = [], 0
 
     def close(self) -> None:
         self.flush()
+        assert self.handle is not None  # flush opened it
         self.handle.close()
         ends = np.cumsum(np.asarray(self.lengths, dtype=np.uint64), dtype=np.uint64)
         ends.astype("<u8").tofile(f"{self.base}.ds{INDEX_SUFFIX}")

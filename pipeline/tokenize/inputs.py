@@ -116,7 +116,7 @@ class _TokenizeRows(StoredDocumentRows):
     cleaned into a folder name) else ``default_source(file)``; an empty text is ``empty_text`` (it has no tokens);
     the rule names the manifest has always used (``text_not_string``, ``unreadable_file``)."""
 
-    empty_text_rule = "empty_text"
+    empty_text_rule: str | None = "empty_text"
     rule_names = {
         "bad_text": "text_not_string",
         "truncated_file": "unreadable_file",

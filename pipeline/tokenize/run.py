@@ -174,9 +174,9 @@ def _training_texts(plan: InputPlan, budget: int, text_key: str = "text", id_key
         for rel in files:
             by_source.setdefault(default_source(rel), []).append((kind, rel))
     share = max(1, budget // max(1, len(by_source)))
-    for files in by_source.values():
+    for entries in by_source.values():
         used = 0
-        for kind, rel in files:
+        for kind, rel in entries:
             for _source, text in iter_texts(plan, kind, rel, text_key, id_key):
                 yield text
                 used += len(text.encode("utf-8", "surrogatepass"))
