@@ -68,7 +68,8 @@ def step_totals(logs_dir: Path) -> dict[str, Counter[str]]:
             for label, value in step.get("stats", {}).items():
                 number = value["total"] if isinstance(value, dict) else value
                 if isinstance(number, (int, float)):
-                    counter[label] += number
+                    # a datatrove stat's total: the counts read here are ints; a float total stays as it was
+                    counter[label] += number  # type: ignore[assignment]
     return dict(totals)
 
 
@@ -94,7 +95,7 @@ def input_file_counts(steps: dict[str, Counter[str]]) -> dict[str, Any]:
     stays about documents; ``listed == with_documents + skipped + empty`` holds for the files (both kinds of
     skip). Empty for a reader that lists no files (a ``datasets`` split).
     """
-    reader = Counter()
+    reader: Counter[str] = Counter()
     for name, counter in steps.items():
         if "READER" in name:  # the reader step's type is datatrove's "📖 - READER"
             reader.update(counter)

@@ -42,7 +42,7 @@ def write_arrays(path: Path, fmt: str, header: dict[str, Any], arrays: dict[str,
         payload[name] = array
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path, "wb") as handle:
-        np.savez(handle, **payload)
+        np.savez(handle, allow_pickle=False, **payload)  # object arrays are refused above
     write_json_atomic(card_path(path), {**card, "format": fmt, "sha256": sha256_file(path)}, indent=1)
 
 

@@ -101,7 +101,7 @@ class ProgressCounter:
         return "📈 progress counter"
 
     def __call__(self, data: Any, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
-        state = {"docs": 0, "files": 0, "file": None, "offset": 0, "done": False}
+        state: dict[str, Any] = {"docs": 0, "files": 0, "file": None, "offset": 0, "done": False}
         last = self.clock()
         self._write(rank, state)
         for document in data or ():
@@ -425,7 +425,7 @@ def rank_files(pipeline: list, ranks: int) -> list[list[tuple[str, int]]] | None
     pipeline whose first step is a file reader; ``None`` when that cannot be known (rows sharding, paths files)."""
     reader = pipeline[0] if pipeline else None
     folder = getattr(reader, "data_folder", None)
-    if folder is None or getattr(reader, "paths_file", None):
+    if reader is None or folder is None or getattr(reader, "paths_file", None):
         return None
     try:
         listing = folder.list_files(recursive=reader.recursive, glob_pattern=reader.glob_pattern)
@@ -437,6 +437,8 @@ def rank_files(pipeline: list, ranks: int) -> list[list[tuple[str, int]]] | None
 
 class ProgressExecutor(GuardedLocalExecutor):
     """datatrove's local executor with a progress line instead of per-rank console logs (module docstring)."""
+
+    pipeline: list[Any]  # datatrove's executor attribute, replaced in __init__
 
     def __init__(self, *args: Any, label: str = "run", total_docs: int | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)

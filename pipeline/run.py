@@ -186,7 +186,7 @@ def index_name(recipe: CurationRecipe) -> str | None:
     index = dedup.index if dedup is not None else None
     if index is None:
         return None
-    if index.path:
+    if index.path or index.redis is None:  # IndexConfig holds exactly one of the two
         return index.path
     return f"redis {index.redis.host}:{index.redis.port}/{index.redis.basename}"
 
@@ -219,7 +219,7 @@ def model_stage_sections(
     """The report sections of the classify, toxicity and decontaminate stages (when some source runs them)."""
     sections: dict[str, tuple[str, dict]] = {}
     per_source = [recipe.stages_for(s) for s in recipe.sources]
-    modes = {c.name: c.mode for stages in per_source for c in stages.classify or []}
+    modes: dict[str, str] = {c.name: c.mode for stages in per_source for c in stages.classify or []}
     if modes:
         summary = classify_summary(layout, accounts, modes, top_percent)
         sections["classify"] = (classify_markdown(summary), summary)
@@ -268,19 +268,21 @@ def run_dedup_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory)
     curation is the authority, so a changed curation fingerprint or dedup setting starts dedup afresh.
     """
 
+    dedup = recipe.stages.dedup
+    assert dedup is not None, "run_dedup_stage is called for a recipe with stages.dedup"
     priorities = {s.name: s.priority for s in recipe.sources}
     upstream = digest(
         "dedup",
         sorted(
             (s.name, read_fingerprint(layout.stage_dir("curate", s.name) / "fingerprint.json")) for s in recipe.sources
         ),
-        recipe.stages.dedup.model_dump(mode="json"),
+        dedup.model_dump(mode="json"),
         priorities,
     )
     marker = layout.stage_dir("dedup") / "upstream.json"
     restart = read_fingerprint(marker) != upstream and layout.stage_dir("dedup").exists()
     write_fingerprint(marker, upstream)
-    return run_dedup(str(layout.root), recipe.stages.dedup, priorities, executor_factory, restart=restart)
+    return run_dedup(str(layout.root), dedup, priorities, executor_factory, restart=restart)
 
 
 def curate_one_source(recipe: CurationRecipe, source_name: str, run_dir: str) -> str:

@@ -12,9 +12,14 @@ import json
 import os
 import resource
 import socket
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from datatrove.io import DataFolder
 
 USAGE_DIR = "usage"
 
@@ -56,11 +61,16 @@ class RecordsUsage:
     Placed before the executor class (``class X(RecordsUsage, LocalPipelineExecutor)``), so it wraps datatrove's
     ``_run_for_rank`` on every engine: local pool workers, Slurm array tasks and Ray workers all call it."""
 
+    # datatrove's, from the executor class after this mixin (annotations only: no attribute here)
+    is_rank_completed: Callable[[int], bool]
+    logging_dir: DataFolder
+
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1):
+        # super(): the executor's _run_for_rank, a later base than mypy's view of this mixin (object) shows
         if self.is_rank_completed(rank):
-            return super()._run_for_rank(rank, local_rank, node_rank)
+            return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
         started = _cpu()
-        stats = super()._run_for_rank(rank, local_rank, node_rank)
+        stats = super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: kilobytes
         usage = RankUsage(
             rank=rank,
