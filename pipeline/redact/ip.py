@@ -182,7 +182,8 @@ class IPDetector:
             if hit.start() < covered:
                 continue
             before = self.p.stretch_start.match(text, covered, hit.start())
-            end = self.p.stretch.match(text, hit.end()).end()
+            stretch = self.p.stretch.match(text, hit.end())  # matches the empty string too: never None here
+            end = stretch.end() if stretch else hit.end()
             yield (before.end() if before else covered), min(n, end + 1)
             covered = end
 
