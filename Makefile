@@ -35,9 +35,10 @@ demo: setup
 test: setup  # PYTEST_ARGS passes extra pytest flags, e.g. make test PYTEST_ARGS="--durations=20"
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: setup
+lint: setup  # ruff, then mypy on pipeline/ training/ flows/ ([tool.mypy] in pyproject.toml; cache in .mypy_cache)
 	$(BIN)/ruff check pipeline flows training sample tests benchmarks
 	$(BIN)/ruff format --check pipeline flows training sample tests benchmarks
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python benchmarks/curate_bench.py

@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -274,7 +274,13 @@ def format_validation_error(error: ValidationError, origin: str) -> str:
     return "\n".join([f"{origin}: invalid recipe", *(f"  {line}" for line in field_errors(error))])
 
 
-def parse_recipe(data: Any, origin: str = "<recipe>", model: type[R] = CurationRecipe) -> R:
+@overload
+def parse_recipe(data: Any, origin: str = "<recipe>") -> CurationRecipe: ...
+@overload
+def parse_recipe(data: Any, origin: str, model: type[R]) -> R: ...
+
+
+def parse_recipe(data: Any, origin: str = "<recipe>", model: type[CurationRecipe] = CurationRecipe) -> CurationRecipe:
     """Validate an already-loaded mapping as ``model``; errors name ``origin`` and the field path."""
     if not isinstance(data, dict):
         raise RecipeError(f"{origin}: a recipe must be a YAML mapping, got {type(data).__name__}")
@@ -284,7 +290,15 @@ def parse_recipe(data: Any, origin: str = "<recipe>", model: type[R] = CurationR
         raise RecipeError(format_validation_error(error, origin)) from None
 
 
-def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None, model: type[R] = CurationRecipe) -> R:
+@overload
+def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> CurationRecipe: ...
+@overload
+def load_recipe(path: str | Path, overrides: dict[str, Any] | None, model: type[R]) -> R: ...
+
+
+def load_recipe(
+    path: str | Path, overrides: dict[str, Any] | None = None, model: type[CurationRecipe] = CurationRecipe
+) -> CurationRecipe:
     """Read and validate a recipe file as ``model``; ``overrides`` are merged on top (top-level keys).
 
     The default model keeps ``plan:``/``train:``/``ablate:`` opaque; ``training.recipe.load_recipe`` passes

@@ -132,11 +132,13 @@ def curation_fingerprint(
     """
     if source.routed:  # reads nothing: its documents are in the fingerprints of the sources routing into it
         return digest("curate", source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}))
+    path = input_path or source.path
+    assert path is not None, "only a routed source has no path"
     parts = [
         source.model_dump(mode="json", exclude={"weight", "epochs", "priority"}),
         recipe.stages_for(source).model_dump(mode="json"),
         tasks or recipe.executor.tasks,
-        input_listing(input_path or source.path),
+        input_listing(path),
         code_version("pipeline"),
         # a retrained classifier at the same path decides differently (what is kept, dropped or routed)
         *[input_listing(c.model) for c in recipe.stages_for(source).classify or []],

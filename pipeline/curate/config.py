@@ -372,7 +372,7 @@ class DecontaminateConfig(StrictModel):
 
     @field_validator("eval_sets")
     @classmethod
-    def _as_configs(cls, value: list[EvalSetConfig | str]) -> list[EvalSetConfig | str]:
+    def _as_configs(cls, value: list[EvalSetConfig | str]) -> list[EvalSetConfig]:
         configs = [EvalSetConfig(path=v) if isinstance(v, str) else v for v in value]
         names = [c.set_name() for c in configs]
         repeated = sorted({n for n in names if names.count(n) > 1})

@@ -226,10 +226,11 @@ class EvalIndex:
             self.stats[name] = counts
         #: (window length, whole item?) -> (set of hashes, sorted hashes, item of each, offset of each)
         self.tables: list[tuple[int, bool, set[int], np.ndarray, np.ndarray, np.ndarray]] = []
-        for long_item, (hashes, items, offsets) in collected.items():
-            if not hashes:
+        for long_item, (hash_lists, items, offsets) in collected.items():
+            if not hash_lists:
                 continue
-            all_hashes, all_items, all_offsets = np.concatenate(hashes), np.concatenate(items), np.concatenate(offsets)
+            all_hashes, all_items = np.concatenate(hash_lists), np.concatenate(items)
+            all_offsets = np.concatenate(offsets)
             # several short items may share their first words: keep them all (each is checked in full)
             order = np.argsort(all_hashes, kind="stable")
             sorted_hashes = all_hashes[order]

@@ -23,12 +23,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from datatrove.data import Document
 
 from pipeline.base import AccountedStep, Drop, read_error_drop
 from pipeline.curate.config import ExtractConfig
 from pipeline.text import normalize_text
+
+if TYPE_CHECKING:
+    from datatrove.pipeline.extractors.base import ExtractorSandbox
 
 HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -156,8 +160,8 @@ class ExtractStage(AccountedStep):
     def __init__(self, config: ExtractConfig | None = None, drops_dir: str | None = None):
         super().__init__(drops_dir)
         self.config = config or ExtractConfig()
-        self._sandbox = None  # set while a rank runs, by resources()
-        self._extract_fn = None
+        self._sandbox: ExtractorSandbox | None = None  # set while a rank runs, by resources()
+        self._extract_fn: _Extractor | None = None
 
     def gate(self, doc: Document) -> Drop | None:
         """Decide, before extraction, whether a record may be extracted at all."""
@@ -207,6 +211,8 @@ class ExtractStage(AccountedStep):
 
     def _extract(self, doc: Document) -> Drop | None:
         raw_chars = len(doc.text)
+        if self._sandbox is None or self._extract_fn is None:
+            raise RuntimeError("ExtractStage: process() outside resources(): no extraction sandbox")
         try:
             doc.text = self._sandbox.process_document(doc.text, self._extract_fn)
         except TimeoutError:

@@ -40,16 +40,19 @@ class PIIStage(AccountedStep):
         self._redactor: PIIRedactor | None = None
 
     def setup(self) -> None:
+        self._redactor_of_rank()
+
+    def _redactor_of_rank(self) -> PIIRedactor:
         if self._redactor is None:
             self._redactor = PIIRedactor(self.config)
+        return self._redactor
 
     def process(self, doc: Document) -> Drop | None:
-        if self._redactor is None:
-            self.setup()
-        text, counts = self._redactor.redact(doc.text or "")
+        redactor = self._redactor_of_rank()
+        text, counts = redactor.redact(doc.text or "")
         doc.text = text
         counts = dict(counts)
-        redact_metadata(doc.metadata, self._redactor, counts)
+        redact_metadata(doc.metadata, redactor, counts)
         # a file name or id that holds a value (``jane.doe@corp.example.txt``): its component hashed, not kept
         doc.id = redact_name(doc.id, self._redactor)
         if isinstance(doc.metadata.get("file"), str):

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from pipeline.redact.card import CardDetector
 from pipeline.redact.email import EmailDetector
@@ -41,7 +41,7 @@ from pipeline.redact.ssn import SSNDetector
 
 PIIType = Literal["email", "ip_address", "phone", "card", "iban", "ssn", "secret"]
 # priority order: an earlier type wins an overlap
-PII_TYPES: tuple[str, ...] = ("secret", "email", "iban", "card", "ssn", "ip_address", "phone")
+PII_TYPES: tuple[PIIType, ...] = ("secret", "email", "iban", "card", "ssn", "ip_address", "phone")
 DETECTORS = {
     "secret": SecretDetector,
     "email": EmailDetector,
@@ -91,20 +91,31 @@ def _lookalike_pattern(placeholders: dict[str, str]) -> tuple[str, re.Pattern, s
     return opening, re.compile(f"{o}([^{o}{c}]{{1,200}}){c}"), closing
 
 
+class Rules(Protocol):
+    """What ``PIIRedactor`` reads of its rules: a ``RedactionRules``, or the recipe's ``PIIConfig`` (the same three
+    fields; duck-typed, so this module stays pure)."""
+
+    @property
+    def types(self) -> Collection[str]: ...
+    @property
+    def placeholders(self) -> Mapping[Any, str]: ...  # PIIConfig's keys are PIIType, RedactionRules' str
+    @property
+    def public_ip_only(self) -> bool: ...
+
+
 Finder = Callable[[str, list[tuple[int, int]]], Iterator[tuple[int, int]]]
 
 
 class PIIRedactor:
     """The detectors and the replacement; pure Python, usable without a pipeline."""
 
-    def __init__(self, config: RedactionRules | None = None):
-        # a ``PIIConfig`` is accepted too: it has the same three fields (duck-typed, so this module stays pure)
-        self.config = config or RedactionRules()
+    def __init__(self, config: Rules | None = None):
+        self.config: Rules = config or RedactionRules()
         enabled = set(self.config.types)
         self.detectors: list[tuple[str, Finder]] = [
             (t, DETECTORS[t](self.config).find) for t in PII_TYPES if t in enabled
         ]
-        self.placeholders = dict(self.config.placeholders)
+        self.placeholders: dict[str, str] = dict(self.config.placeholders)
         self.needs_numbers = bool(enabled & {"card", "ssn", "phone"})
         self._lookalike = _lookalike_pattern(self.placeholders)
         self._own = frozenset(self.placeholders.values())

@@ -125,7 +125,8 @@ class C4Rules:
                     tokens = split_words(line)
                 sentences += count_sentences(tokens, self.sentence_end)
             kept.append(line)
-            kept_tokens.append(tokens)
+            if tokens is not None:
+                kept_tokens.append(tokens)
             complete = complete and tokens is not None
         metrics["c4_sentences"] = sentences
         if min_sentences is not None and sentences < min_sentences:
