@@ -92,7 +92,7 @@ def main() -> None:
             print(f"datatrove FastTextClassifierFilter: not run ({type(error).__name__}: {error})")
 
 
-def top_percent_pass(stage, docs: list[str], tmp: str, files: int = 4) -> None:  # noqa: ANN001 - a ClassifyStage
+def top_percent_pass(stage, docs: list[str], tmp: str, files: int = 4) -> None:  # a ClassifyStage
     """``mode: top_percent``'s whole-run pass (``pipeline.classify.top_percent``) over the same documents, scored
     and written as a curated run of ``files`` ranks: documents per CPU-second of the pass alone."""
     import gzip

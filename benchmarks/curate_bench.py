@@ -100,7 +100,7 @@ def run_reference(crawl_dir: Path) -> dict:
     out = Path(tempfile.mkdtemp(prefix="curate-bench-ref-"))
     cpu0 = children_cpu()
     command = [sys.executable, __file__, "--reference-child", str(crawl_dir), str(out)]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
     reap_all()
     cpu = children_cpu() - cpu0
     read = 0

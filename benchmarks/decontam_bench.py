@@ -56,7 +56,7 @@ def stdlib_paragraphs(limit_modules: int = 400) -> list[str]:
             for sub in subs:
                 if not sub.startswith(SKIP_PREFIXES):
                     texts.append(pydoc.render_doc(importlib.import_module(f"{name}.{sub}"), renderer=pydoc.plaintext))
-        except Exception:  # noqa: BLE001,S112 - a module that cannot be imported here simply contributes nothing
+        except Exception:  # noqa: BLE001 - a module that cannot be imported here simply contributes nothing
             continue
     paragraphs = []
     seen = set()

@@ -132,7 +132,7 @@ def run_once(input_path: Path, recipe: Path, extra: list[str], keep: bool) -> di
     command += ["--output", str(run_dir), *extra]
     cpu0 = children_cpu()
     wall0 = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)  # noqa: S603
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - wall0
     stragglers = reap_all()
     cpu = children_cpu() - cpu0

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.curate.decontaminate import _NOT_WORD, normalize_words  # noqa: E402
-from pipeline.text import _TOKEN_RE, split_lines, split_paragraphs, split_words  # noqa: E402
+from pipeline.curate.decontaminate import _NOT_WORD, normalize_words
+from pipeline.text import _TOKEN_RE, split_lines, split_paragraphs, split_words
 
 MODULES = ("json", "textwrap", "difflib", "argparse", "logging", "tarfile", "email.message", "http.client")
 

@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402, F401  (the repository on sys.path, telemetry off)
-import pii_standards as S  # noqa: E402
+import _common  # noqa: F401  (the repository on sys.path, telemetry off)
+import pii_standards as S
 
-from pipeline.redact import PIIRedactor  # noqa: E402
+from pipeline.redact import PIIRedactor
 
 TEST_DIRS = ("test", "tests", "idle_test")
 

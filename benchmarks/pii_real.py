@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402, F401  (the repository on sys.path, telemetry off)
-import phonenumbers  # noqa: E402
-import pii_standards as S  # noqa: E402
+import _common  # noqa: F401  (the repository on sys.path, telemetry off)
+import phonenumbers
+import pii_standards as S
 
-from pipeline.redact import IBAN_LENGTHS, PIIRedactor  # noqa: E402
+from pipeline.redact import IBAN_LENGTHS, PIIRedactor
 
 MAN = Path("/usr/share/man")
 OVERSTRIKE = re.compile(r".\x08")

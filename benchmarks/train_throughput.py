@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.env import offline  # noqa: E402
+from pipeline.env import offline
 
 offline()
 

@@ -33,7 +33,7 @@ class _TokenmillGroup(TyperGroup):
     permission): it is a user error too, one line naming the path and the cause (``os_error_message``), exit 2;
     the same command resumes once the cause is gone. ``--debug`` shows its traceback."""
 
-    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
+    def invoke(self, ctx):  # click's signature
         args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # consumed by the call: read --output first
         try:
             return super().invoke(ctx)
@@ -94,7 +94,7 @@ def _plain_metavars() -> None:
         if getattr(original, "_tokenmill_plain", False):
             continue
 
-        def display_type_rich(self, ctx, _original=original):  # noqa: ANN001, ANN202 - typer's signature
+        def display_type_rich(self, ctx, _original=original):  # typer's signature
             if self.metavar is not None:
                 return self.metavar
             if getattr(self, "is_flag", False):
@@ -168,7 +168,7 @@ def main() -> None:
     exit 2); an error nobody anticipated is one ``error:`` line and exit 1, with its traceback behind ``--debug``."""
     try:
         app()
-    except Exception as error:  # noqa: BLE001 - the last line of defence of the console entry point
+    except Exception as error:  # the last line of defence of the console entry point
         if os.environ.get("TOKENMILL_DEBUG") == "1" or "--debug" in sys.argv[1:]:
             raise
         from flows.runtime import console

@@ -28,7 +28,7 @@ from pipeline.shards.format import ShardManifest
 from training.recipe import Recipe, load_recipe
 
 
-def log_warnings(logger, summary: dict) -> None:  # noqa: ANN001 - a Prefect run logger or a logging.Logger
+def log_warnings(logger, summary: dict) -> None:  # a Prefect run logger or a logging.Logger
     """Each end-of-run warning of the curation report (``pipeline.curate.report.warn``) as a log warning."""
     for warning in summary.get("warnings") or []:
         logger.warning(warning)

@@ -40,7 +40,7 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, (OSError, ConnectionError, TimeoutError))
 
 
-def retry_transient(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's retry_condition_fn signature
+def retry_transient(task, task_run, state) -> bool:  # Prefect's retry_condition_fn signature
     try:
         state.result()
     except Exception as error:  # noqa: BLE001 - classify whatever the stage raised
@@ -48,7 +48,7 @@ def retry_transient(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's 
     return False
 
 
-def _cache_key(context, parameters: dict[str, Any]) -> str:  # noqa: ANN001
+def _cache_key(context, parameters: dict[str, Any]) -> str:
     return parameters["cache_key"]
 
 

@@ -17,7 +17,7 @@ console = make_console()
 
 def _server_answers(api_url: str, timeout_s: float = 2.0) -> bool:
     try:
-        with urllib.request.urlopen(api_url.rstrip("/") + "/health", timeout=timeout_s) as response:  # noqa: S310
+        with urllib.request.urlopen(api_url.rstrip("/") + "/health", timeout=timeout_s) as response:
             return response.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False
@@ -161,7 +161,7 @@ class _GuardedSubprocess:
         return getattr(subprocess, name)
 
     @staticmethod
-    def Popen(args, *rest, **kwargs):  # noqa: N802 - stands in for subprocess.Popen
+    def Popen(args, *rest, **kwargs):  # stands in for subprocess.Popen
         if list(args[:3]) == [sys.executable, "-m", "uvicorn"]:
             args = [sys.executable, "-m", "flows.server_guard", str(os.getpid()), *args[3:]]
         return subprocess.Popen(args, *rest, **kwargs)

@@ -29,7 +29,7 @@ class GuardedLocalExecutor(LocalPipelineExecutor):
         super().__init__(*args, **kwargs)
         self.owner_pid = os.getpid()
 
-    def _launch_run_for_rank(self, rank: int, ranks_q, completed=None, completed_lock=None):  # noqa: ANN001
+    def _launch_run_for_rank(self, rank: int, ranks_q, completed=None, completed_lock=None):
         if os.getpid() != self.owner_pid and os.getpid() not in _watching:
             _watching[:] = [os.getpid()]
             exit_with_parent()

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     if hashlib.sha256(data).hexdigest() != expected:
         print(f"error: {path} changed after the job was submitted (SHA-256 mismatch); not loaded", file=sys.stderr)
         return 2
-    executor = dill.loads(data)  # noqa: S301 - the bytes the submitting run wrote, checked above
+    executor = dill.loads(data)  # the bytes the submitting run wrote, checked above
     executor.run()
     return 0
 

@@ -234,7 +234,7 @@ class TrainConfig(StrictModel):
             if values.get(key) is None and inherit is not None and inherit.get(key) is not None:
                 values[key] = inherit[key]
         values["model"] = values["model"] or (self.init_from if self.adaptive else "tiny")
-        self = TrainConfig.model_validate(values)  # noqa: PLW0642 - the inherited view is resolved below
+        self = TrainConfig.model_validate(values)  # the inherited view is resolved below
         seq_len = self.seq_len or min(model_seq_len, 2048)
         per_pass = self.micro_batch * seq_len * world_size
         batch = self.global_batch_tokens or per_pass

@@ -178,7 +178,7 @@ def _read_mapping(path: Path) -> dict[str, Any]:
             import yaml
 
             data = yaml.safe_load(text)
-    except Exception as error:  # json.JSONDecodeError or yaml.YAMLError (which is no ValueError)
+    except Exception as error:  # noqa: BLE001 - json.JSONDecodeError or yaml.YAMLError (which is no ValueError)
         kind = "JSON" if path.suffix == ".json" else "YAML"
         raise ModelError(f"{path}: not valid {kind}: {error}") from None
     if not isinstance(data, dict):

@@ -74,7 +74,7 @@ def dedup(
     _check(settings, input)
     check_prefect_mode(prefect)
     if executor["kind"] != "local":  # a Ray worker resolves relative paths against its own folder
-        input, output = input.absolute(), output.absolute()
+        input, output = input.absolute(), output.absolute()  # noqa: A001 - the --input parameter, made absolute
         if (settings.get("index") or {}).get("path"):
             settings["index"]["path"] = str(Path(settings["index"]["path"]).absolute())
     job: dict[str, Any] = {"input": str(input), "output": str(output), "config": settings, "priority": priorities}
@@ -188,7 +188,7 @@ def _redis_config(value: str, basename: str) -> dict:
     return {"host": host, "port": int(port), "db": int(db or 0), "basename": basename}
 
 
-def print_summary(result) -> None:  # noqa: ANN001 - a pipeline.dedup.result.DedupResult
+def print_summary(result) -> None:  # a pipeline.dedup.result.DedupResult
     """The dedup result as a rich table of ``dedup_source_rows`` (the rows of report.md's dedup section), then the
     index matches and any accounting problem."""
     from rich.table import Table

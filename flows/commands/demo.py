@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"[bold green]demo finished[/]: report at {result['report']}")
 
 
-def record_demo(output: str, sample_dir: str, info, prompt: str, generated: str | None) -> None:  # noqa: ANN001
+def record_demo(output: str, sample_dir: str, info, prompt: str, generated: str | None) -> None:
     """Save the generated text as ``<run>/generated_sample.txt`` and add a "Demo" section to the report that
     names the generated input (``sample_dir``) and links the saved text."""
     from pipeline.layout import RunLayout

@@ -99,7 +99,7 @@ def tokenize(
     _print_summary(console, ShardManifest.from_dict(manifest, job.output / MANIFEST), job.output)
 
 
-def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # noqa: ANN001 - a rich Console
+def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # a rich Console
     from rich.markup import escape
     from rich.table import Table
 

@@ -46,7 +46,7 @@ def test_pipeline_command_runs_its_flow_with_progress_lines(monkeypatch: pytest.
     monkeypatch.delenv("TOKENMILL_PROGRESS", raising=False)
     seen: list[str] = []
 
-    def fake_pipeline(recipe: str, output=None, force=False) -> dict:  # noqa: ANN001
+    def fake_pipeline(recipe: str, output=None, force=False) -> dict:
         seen.append(progress.mode())
         raise FileNotFoundError("stop here")  # the command maps it to one line, exit 2
 

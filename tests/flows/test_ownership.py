@@ -183,7 +183,7 @@ def test_the_demo_claims_its_folder_before_it_writes_the_classifier_into_it(tmp_
     # would then refuse runs/demo as a folder tokenmill did not create
     seen = []
 
-    def fake_classifier(sample_dir, model):  # noqa: ANN001
+    def fake_classifier(sample_dir, model):
         seen.append(read_record(tmp_path / "demo"))
         raise RunDirError("stop here")  # one line, exit 2
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import pii_real as R  # noqa: E402
+import pii_real as R
 
-from pipeline.redact import PIIRedactor  # noqa: E402
+from pipeline.redact import PIIRedactor
 
 PINNED = ("de", "fr", "ru", "ja")
 

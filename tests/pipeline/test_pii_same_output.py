@@ -20,9 +20,9 @@ import phonenumbers
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import pii_standards as S  # noqa: E402
+import pii_standards as S
 
-from pipeline.redact import PIIRedactor, RedactionRules, gs1_valid, luhn_valid  # noqa: E402
+from pipeline.redact import PIIRedactor, RedactionRules, gs1_valid, luhn_valid
 
 PHONENUMBERS_VERSION = "9.0.43"
 # sha256 of the outputs below as main 878b0d7 computes them (see module docstring)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import pii_standards as S  # noqa: E402
+import pii_standards as S
 
-from pipeline.curate.config import PIIConfig  # noqa: E402
-from pipeline.redact import DEFAULT_PLACEHOLDERS, PIIRedactor  # noqa: E402
+from pipeline.curate.config import PIIConfig
+from pipeline.redact import DEFAULT_PLACEHOLDERS, PIIRedactor
 
 RECALL = {"email": 0.98, "ip_address": 0.98, "card": 0.98, "iban": 0.98, "ssn": 0.98, "secret": 0.98, "phone": 0.95}
 TEST_DIRS = {"test", "tests", "idle_test"}

@@ -52,7 +52,7 @@ def test_shard_rows_feed_the_markdown_and_mark_missing_figures() -> None:
     assert "| " + " | ".join(rows[0]) + " |" in shards_markdown(ShardManifest.from_dict(manifest))
 
 
-def test_a_manifest_with_an_unknown_per_source_key_loads_and_renders(tmp_path) -> None:  # noqa: ANN001
+def test_a_manifest_with_an_unknown_per_source_key_loads_and_renders(tmp_path) -> None:
     """A key a later stage adds to a source entry (here one no reader knows, beside a routed_from) is kept as
     written and reaches neither the fingerprint nor the renderers: the manifest loads, checks and renders."""
     from pipeline.curate.routing import routed_tokens

@@ -42,7 +42,7 @@ def test_keep_count_rounds_half_up():
     assert keep_count(7, 100) == 7 and keep_count(3, 50) == 2
 
 
-def test_curate_run_keeps_exactly_the_top_percent_over_sources_and_ranks(model, tmp_path):  # noqa: F811
+def test_curate_run_keeps_exactly_the_top_percent_over_sources_and_ranks(model, tmp_path):
     from pipeline.run import curate_run
     from pipeline.tokenize.inputs import discover_inputs
 
@@ -335,7 +335,7 @@ def test_one_name_with_two_cuts_is_a_recipe_error_before_anything_is_written(tmp
 
 
 def test_the_pipeline_flow_runs_the_pass_and_publishes_the_classify_artifact(
-    model,  # noqa: F811
+    model,
     tmp_path,
     prefect_harness,
 ):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import flows  # noqa: F401  (hub offline)
+import flows  # hub offline
 import flows.end_to_end  # noqa: F401  (Prefect sets up its log handlers on import: here, not in CliRunner's stderr)
 from flows.cli import app
 from pipeline.tokenize.config import TokenizeConfig

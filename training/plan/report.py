@@ -40,7 +40,7 @@ def flops_convention(plan: Plan) -> str:
     return CONVENTIONS.get(plan.convention, plan.convention)
 
 
-def memory_verdict(memory) -> str:  # noqa: ANN001 - training.plan.memory.Memory
+def memory_verdict(memory) -> str:  # training.plan.memory.Memory
     """ "fits"/"does not fit" with what the estimate counts: every place that says "fits" says this."""
     verdict = "fits" if memory.fits else "does not fit"
     if memory.activations_estimated:
@@ -48,7 +48,7 @@ def memory_verdict(memory) -> str:  # noqa: ANN001 - training.plan.memory.Memory
     return f"{verdict} counting optimizer, weight and gradient states only: activations not counted (no model shape)"
 
 
-def suggestion_label(memory) -> str:  # noqa: ANN001 - training.plan.memory.Memory
+def suggestion_label(memory) -> str:  # training.plan.memory.Memory
     """What ``memory.suggestion`` is for: making the plan fit, or headroom for one that fits too tightly."""
     if memory.tight:
         return (
@@ -149,7 +149,7 @@ def _optimum_section(plan: Plan) -> list[str]:
     return lines
 
 
-def _memory_section(memory) -> list[str]:  # noqa: ANN001 - training.plan.memory.Memory
+def _memory_section(memory) -> list[str]:  # training.plan.memory.Memory
     lines = [
         "## Memory per GPU",
         "",
