@@ -56,13 +56,27 @@ def test_scores_equal_scikit_learn_bit_for_bit(scorers, family):
         assert linear.scores(batch) == reference.scores(batch)
 
 
+def test_rows_are_summed_one_value_after_the_other():
+    import numpy as np
+
+    from pipeline.curate.toxicity_linear import sequential_row_sums
+
+    values = np.array([1e16, 1.0, -1e16, 1.0, 0.1, 0.2, 0.3, 5.0])
+    lengths = np.array([4, 0, 3, 1])
+    expected = [((1e16 + 1.0) - 1e16) + 1.0, 0.0, (0.1 + 0.2) + 0.3, 5.0]
+    assert sequential_row_sums(values, lengths).tolist() == expected  # order-sensitive values
+    columns = sequential_row_sums(np.stack([values, 2 * values], axis=1), lengths)
+    assert columns[:, 1].tolist() == [2 * e for e in expected]
+
+
 def test_the_stage_scores_without_importing_scikit_learn():
     code = (
         "import sys; from pipeline.curate.toxicity import bundled_scorer, ToxicityStage; "
-        "s = bundled_scorer(); print(type(s).__name__, s.scores(['you idiot'])[0] > 0.5, 'sklearn' in sys.modules)"
+        "s = bundled_scorer(); print(type(s).__name__, s.scores(['you idiot'])[0] > 0.5, "
+        "'sklearn' in sys.modules, 'scipy' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["LinearToxicityScorer", "True", "False"]
+    assert out == ["LinearToxicityScorer", "True", "False", "False"]
 
 
 def test_a_pickle_it_does_not_reproduce_falls_back_to_scikit_learn(monkeypatch):
