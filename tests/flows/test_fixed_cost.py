@@ -206,7 +206,8 @@ from flows.cli import app
 try:
     app(sys.argv[1:], standalone_mode=False)
 finally:
-    loaded = [m for m in ("prefect", "torch", "transformers", "datasets", "sklearn") if m in sys.modules]
+    heavy = ("prefect", "torch", "transformers", "datasets", "sklearn", "scipy", "matplotlib")
+    loaded = [m for m in heavy if m in sys.modules]
     print("LOADED", ",".join(loaded) or "-", file=sys.stderr)
 """
 
@@ -221,8 +222,8 @@ def test_cli_curate_without_a_server_starts_no_prefect_and_imports_no_torch(tmp_
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    # neither Prefect (no server, no flow engine) nor torch/transformers/datasets, nor scikit-learn (the toxicity
-    # model is scored by pipeline.curate.toxicity_linear)
+    # neither Prefect (no server, no flow engine) nor torch/transformers/datasets, nor scikit-learn or scipy (the
+    # toxicity model is scored by pipeline.curate.toxicity_linear), nor matplotlib (the plots: pipeline.charts)
     assert "LOADED -" in output
     assert (tmp_path / "run" / "report.md").exists()
     assert sorted(os.listdir(tmp_path / "run" / "stages" / "curate" / "notes" / "logs" / "completions")) == ["00000"]

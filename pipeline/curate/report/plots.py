@@ -1,12 +1,13 @@
-"""The curation report's three plots: the funnel, the kept documents' languages and their lengths."""
+"""The curation report's three plots: the funnel, the kept documents' languages and their lengths, drawn with
+Pillow (``pipeline.charts``: matplotlib cost ~1.0 CPU-s of every ``tokenmill curate`` run for them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from pipeline.accounting import SourceAccount
+from pipeline.charts import bars, hbar, log_histogram
 from pipeline.curate.report.funnel import STAGE_ORDER, funnel
-from pipeline.figures import figure
 
 
 def plot_funnel(accounts: list[SourceAccount], path: Path) -> None:
@@ -16,33 +17,22 @@ def plot_funnel(accounts: list[SourceAccount], path: Path) -> None:
             # funnel's first row is every record read, its "after read" row what the reader made documents of
             labels.append(f"{account.source}: {'records read' if stage == 'read' else stage}")
             values.append(remaining)
-    with figure(path, (8, 0.6 + 0.45 * len(STAGE_ORDER) * max(1, len(accounts)))) as ax:
-        ax.barh(range(len(values)), values, color="#4c72b0")
-        ax.set_yticks(range(len(values)), labels)
-        ax.invert_yaxis()
-        ax.set_xlabel("documents remaining")
-        ax.set_title("Curation funnel")
-        for i, value in enumerate(values):
-            ax.text(value, i, f" {value:,}", va="center", fontsize=8)
+    size = (8, 0.6 + 0.45 * len(STAGE_ORDER) * max(1, len(accounts)))
+    hbar(path, labels, values, size, "Curation funnel", "documents remaining")
 
 
 def plot_languages(languages: dict[str, int], path: Path) -> None:
     items = list(languages.items())[:20]
-    with figure(path, (8, 3.5)) as ax:
-        ax.bar([k for k, _ in items], [v for _, v in items], color="#55a868")
-        ax.set_ylabel("kept documents")
-        ax.set_title("Language distribution (kept)")
+    bars(path, [k for k, _ in items], [v for _, v in items], (8, 3.5), "Language distribution (kept)", "kept documents")
 
 
 def plot_lengths(lengths: list[int], path: Path) -> None:
     import numpy as np
 
-    with figure(path, (8, 3.5)) as ax:
-        if lengths:
-            upper = max(max(lengths), 10)
-            lower = max(1, min(lengths))  # from the shortest kept document, not from 10⁰
-            ax.hist(lengths, bins=np.logspace(np.log10(lower), np.log10(upper) + 0.1, 40), color="#c44e52")
-            ax.set_xscale("log")
-        ax.set_xlabel("characters per kept document")
-        ax.set_ylabel("documents")
-        ax.set_title("Document length (kept)")
+    edges: list[float] = []
+    if lengths:
+        upper = max(max(lengths), 10)
+        lower = max(1, min(lengths))  # from the shortest kept document, not from 10⁰
+        edges = np.logspace(np.log10(lower), np.log10(upper) + 0.1, 40).tolist()
+    title, xlabel = "Document length (kept)", "characters per kept document"
+    log_histogram(path, lengths, edges, (8, 3.5), title, xlabel, "documents")
