@@ -20,6 +20,9 @@ IBAN_LENGTHS: dict[str, int] = {
 }  # fmt: skip
 
 
+_WORD_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
 def iban_valid(compact: str) -> bool:
     """Country length table plus the ISO 7064 mod-97 check (the remainder must be 1)."""
     if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact[2:4].isdigit():
@@ -46,7 +49,7 @@ class IBANDetector:
             yield m.start()
         for m in self.lower.finditer(text):
             start = m.start() - 2
-            if not start or not (text[start - 1].isascii() and (text[start - 1].isalnum() or text[start - 1] == "_")):
+            if not start or text[start - 1] not in _WORD_ASCII:
                 yield start
 
     def find(self, text: str, _: list) -> Iterator[tuple[int, int]]:

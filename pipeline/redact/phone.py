@@ -79,6 +79,20 @@ def _looks_like_date(groups: list[str], candidate: str) -> bool:
     return year_last or year_first
 
 
+def _never_national(candidate: str, groups: list[str], digits: str, seps: set[str]) -> bool:
+    """A candidate without "+" that ``_phone_shape`` rejects (None or "zip") and ``national_phone`` is not asked
+    about (dots, more than 13 digits): decimals, versions, dotted quads, dates, ZIP+4, long ids. The same rules as
+    there, only asked first: they need nothing but the candidate, and decide most candidates of number-dense text.
+    """
+    if "." in seps and (seps != {"."} or len(groups) == 2 or (len(groups) == 4 and all(len(g) <= 3 for g in groups))):
+        return True  # dots alone only as groups of a phone (415.555.0132), never with another separator
+    if len(digits) > 13 and digits[:2] != "00" and groups[0] not in _IDD_GROUPS:
+        return True  # only an international prefix makes a phone of so many digits
+    if len(groups) == 2 and len(groups[0]) == 5 and len(groups[1]) == 4 and seps == {"-"}:
+        return True  # ZIP+4
+    return _looks_like_date(groups, candidate) or candidate.count("/") > 1
+
+
 class _Patterns:
     def __init__(self) -> None:
         a = re.ASCII
@@ -98,6 +112,7 @@ class _Patterns:
             rf"(?i)(?:(?<![^\W\d_])(?:{_PHONE_WORDS})(?![^\W\d_])|{_PHONE_WORDS_CJK})[^\d\n]{{0,24}}$"
         )
         self.phone_hint = re.compile("|".join(map(re.escape, _PHONE_HINTS)), re.IGNORECASE)
+        self.ascii_hint = re.compile("|".join(re.escape(h) for h in sorted(set(_PHONE_HINTS)) if h.isascii()))
         self.letter = re.compile(r"[^\W\d_]")  # every phone word starts with one
         self.glued_label = re.compile(r"(?i)(?<![A-Za-z])(?:tel|fax|ph|mob|tfn|phone)[.:]?$")
 
@@ -138,8 +153,14 @@ class PhoneDetector:
         low = after_last_digit(text, start, 48)  # the word stands between the previous number and this one
         if not self.p.letter.search(text, max(low, text.rfind("\n", low, end) + 1), end):
             return False
-        if not self.p.phone_hint.search(text, low, start):
-            return False  # cheap gate before the regex (number-dense text asks this thousands of times)
+        # cheap gate before the regex (number-dense text asks this thousands of times); an ASCII window is matched
+        # lower-cased against the ASCII hints, the same answer as the case-insensitive hint regex, 2x faster
+        window = text[low:start]
+        if window.isascii():
+            if not self.p.ascii_hint.search(window.lower()):
+                return False
+        elif not self.p.phone_hint.search(text, low, start):
+            return False
         return bool(self.p.phone_word.search(text, low, start))
 
     def _phone_span(self, text: str, start: int, end: int, candidate: str) -> tuple[int, int] | None:
@@ -163,6 +184,9 @@ class PhoneDetector:
             end = start + cut
             groups = DIGIT_GROUPS.findall(candidate)
             digits = "".join(groups)
+        seps = set(candidate).difference(_NOT_SEPARATORS)
+        if candidate[0] != "+" and _never_national(candidate, groups, digits, seps):
+            return None  # most candidates of number-dense text, decided before any look at the context
         size = len(text)
         stop = end
         if end < size and text[end] in _EXT_STARTS:
@@ -181,7 +205,7 @@ class PhoneDetector:
                 return None
         elif not isolated(text, start, stop):
             return None
-        kind = self._phone_shape(candidate, groups, digits)
+        kind = self._phone_shape(candidate, groups, digits, seps)
         if kind == "zip":
             return None
         if kind is None or kind == "word":
@@ -207,13 +231,12 @@ class PhoneDetector:
             return None
         return start, stop
 
-    def _phone_shape(self, candidate: str, groups: list[str], digits: str) -> str | None:
+    def _phone_shape(self, candidate: str, groups: list[str], digits: str, seps: set[str]) -> str | None:
         """ "intl"/"national" (a phone as written), "word" (a phone only after a phone word), "zip" (never a
         phone) or None (not by these rules; ``national_phone`` may still accept it)."""
         n = len(digits)
         if n > 17:
             return None  # longer than any E.164 number with a 2-digit international prefix
-        seps = set(candidate).difference(_NOT_SEPARATORS)
         dotted_quad = len(groups) == 4 and candidate[0] != "+" and all(len(g) <= 3 for g in groups)
         if seps == {"."} and (len(groups) == 2 or dotted_quad):
             return None  # 0123456.12, +35236450.6 are decimals; 016.016.016.016 is a (bad) IPv4 address
