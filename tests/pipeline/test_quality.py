@@ -791,3 +791,17 @@ def test_novel_words_keep_fineweb_repeated_note_lines_between_entries() -> None:
     # the same lines, each right after its own copy: dropped
     doubled = "\n".join(line for entry in entries for line in [entry, entry])
     assert judge(doubled, only(fineweb=FineWebConfig()))[0][0] == "fineweb_char_dup_ratio"
+
+
+def test_novel_words_judge_fineweb_copies_on_the_page_as_written_not_after_c4s_rewrite() -> None:
+    # option labels, each with the same note: C4 removes the labels, and the notes then follow each other
+    note = "This option is available since version 4.2 of the program."
+    frames = [_FRAME.format(a, b) for a, b in zip(_SUBJECTS[:16:2], _SUBJECTS[1:16:2], strict=True)]
+    options = [line for name in _SUBJECTS[16:22] for line in (f"{name.title()} option", note)]
+    page = "\n".join(frames + options)
+    config = only(c4=C4Config(), fineweb=FineWebConfig())
+    failure, rewritten, _ = judge(page, config)
+    assert failure is None, failure
+    assert f"{note}\n{note}" in rewritten  # adjacent only after the rewrite
+    paper = only(c4=C4Config(), fineweb=FineWebConfig(min_novel_words=None))
+    assert judge(page, paper)[0][0] == "fineweb_char_dup_ratio"

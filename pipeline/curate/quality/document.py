@@ -16,10 +16,12 @@ class Text:
     in the paper mode, datatrove's spaCy-style tokens under ``compat``. ``line_tokens`` (spaCy-style, per line)
     are what the sentence counter needs; both are computed once, and again only after C4 rewrites the text."""
 
-    __slots__ = ("text", "language", "compat", "skipped", "_line_tokens", "_words")
+    __slots__ = ("text", "original", "language", "compat", "skipped", "_line_tokens", "_words")
 
     def __init__(self, text: str, language: str | None, compat: bool = False):
         self.text = text
+        #: the text as the page was written, before C4 rewrote it to the lines it keeps
+        self.original = text
         self.language = language
         self.compat = compat
         #: rules that could not apply to this document's language (counted by the stage)

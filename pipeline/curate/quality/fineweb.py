@@ -68,7 +68,10 @@ class FineWebRules:
         if cfg.char_duplicates_ratio is not None and (
             ratio > cfg.char_duplicates_ratio if compat else ratio >= cfg.char_duplicates_ratio
         ):
-            if compat or cfg.min_novel_words is None or adjacent_copies(lines):
+            # a copy right after its line, in the page as written: C4's rewrite removes the headings between
+            # entries, which would make one entry's note line follow the previous entry's
+            written = [line for line in map(str.strip, doc.original.split("\n")) if line]
+            if compat or cfg.min_novel_words is None or adjacent_copies(written):
                 return "fineweb_char_dup_ratio", ratio
             novel = novel_word_share(text)  # repeated lines that frame new words: a reference page's entries
             metrics["novel_words"] = round(novel, 4)
