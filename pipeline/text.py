@@ -259,6 +259,25 @@ def lid_units(text: str, min_chars: int = 40, max_chars: int | None = None) -> l
     return units
 
 
+#: a word of code or of a command line: brackets, assignment, quotes, a comment or shell sigil, an underscore,
+#: or a dotted name (``ctx.getServiceManager()``, ``os.path``); prose has few such words
+_CODE_WORD = re.compile(r"[()\[\]{}=<>;#$\"\\_]|\w\.\w")
+#: the share of a paragraph's words that makes it code
+CODE_WORD_SHARE = 0.4
+
+
+def looks_like_code(unit: str) -> bool:
+    """Whether at least ``CODE_WORD_SHARE`` of a paragraph's whitespace-separated words are words of code.
+
+    Why: language ID on a page that mixes prose with program code or commands lets the code vote, and fastText
+    calls code English at low confidence (0.2-0.5): a Danish page on Python macros was labelled English at 0.34
+    and dropped. Measured on the real-text set (docs/filters.md): leaving such paragraphs out changes the
+    decision on 10 of 1,500 real pages, each to the page's own language, and on none of the spam pages.
+    """
+    words = unit.split()
+    return bool(words) and sum(1 for word in words if _CODE_WORD.search(word)) >= CODE_WORD_SHARE * len(words)
+
+
 # ---------------------------------------------------------------- Unicode normalisation after extraction
 
 #: characters with no width that only change rendering or hyphenation: soft hyphen, Arabic letter mark,

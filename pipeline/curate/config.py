@@ -51,6 +51,11 @@ class LanguageConfig(StrictModel):
     )
     min_share: float = Field(default=0.0, ge=0, le=1, description="least share of characters for the winning language")
     min_paragraph_chars: int = Field(default=40, ge=1, description="shorter lines are merged with the next one")
+    skip_code: bool = Field(
+        default=True,
+        description='leave paragraphs that read as code or commands (most words hold ( ) = _ " ; # $ or a dotted '
+        "name) out of the vote when the document has others; false: every paragraph votes",
+    )
     max_chars: int | None = Field(default=100_000, gt=0, description="characters examined per document (null: all)")
     batch_size: int = Field(default=64, gt=0, description="documents whose paragraphs go to one predict call")
 
@@ -311,6 +316,11 @@ class ToxicityConfig(StrictModel):
         default=2, ge=1, description="the share rule needs at least this many toxic paragraphs (short documents)"
     )
     min_paragraph_chars: int = Field(default=40, ge=1, description="shorter lines are merged with the next one")
+    skip_code: bool = Field(
+        default=True,
+        description='leave paragraphs that read as code or commands (most words hold ( ) = _ " ; # $ or a dotted '
+        "name) out of the vote when the document has others; false: every paragraph votes",
+    )
     max_chars: int | None = Field(default=100_000, gt=0, description="characters scored per document (null: all)")
     languages: list[str] | None = Field(
         default=None, description="languages scored; null: [en] for the bundled scorer, all languages with a model"

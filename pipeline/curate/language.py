@@ -11,7 +11,9 @@ The model is loaded with the ``fasttext-numpy2`` binding (``fasttext`` 0.9.3 bre
 Why per paragraph: a page of German with an English cookie banner and menu is German; one prediction over
 the whole page would be swayed by whichever part fastText's bag of n-grams weighs most. Each paragraph
 (``pipeline.text.lid_units``: lines, short ones merged) is predicted — all paragraphs of a batch of
-documents in one ``predict`` call — and the language with most characters wins.
+documents in one ``predict`` call — and the language with most characters wins. Paragraphs that read as code
+or commands (``pipeline.text.looks_like_code``) are left out of the vote when the page has others
+(``skip_code``): fastText calls code English at low confidence.
 
 Metadata written: ``language`` (the winner), ``language_score`` (character-weighted mean probability of the
 winner over the paragraphs that voted for it), ``language_share`` (share of the examined characters whose
@@ -35,7 +37,7 @@ from datatrove.data import Document
 
 from pipeline.base import AccountedStep, Drop
 from pipeline.curate.config import LanguageConfig
-from pipeline.text import lid_units
+from pipeline.text import lid_units, looks_like_code
 
 LABEL_PREFIX = "__label__"
 _LETTER_RE = regex.compile(r"\p{L}")
@@ -144,7 +146,11 @@ class LanguageStage(AccountedStep):
         per_doc: list[list[str]] = []
         for doc in docs:
             units = lid_units(doc.text or "", self.config.min_paragraph_chars, self.config.max_chars)
-            per_doc.append([u for u in units if _LETTER_RE.search(u)])
+            units = [u for u in units if _LETTER_RE.search(u)]
+            if self.config.skip_code:
+                prose = [u for u in units if not looks_like_code(u)]
+                units = prose or units  # a page of code alone is still identified by its code
+            per_doc.append(units)
         flat = [unit for units in per_doc for unit in units]
         labels, probs = self.predict(flat)
         verdicts: list[Drop | None] = []

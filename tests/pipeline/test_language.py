@@ -273,3 +273,25 @@ def test_config_rejects_empty_keep_list_and_bad_thresholds() -> None:
         LanguageConfig(keep=[])
     with pytest.raises(ValidationError, match="out of range for: de"):
         LanguageConfig(min_score_by_language={"de": 1.5})
+
+
+def test_code_lines_do_not_vote_on_a_pages_language() -> None:
+    """A German page about a program, with the program's code: the code (this interpreter's own json decoder,
+    its first 80 lines of code) is most of the characters, and fastText calls code English."""
+    import inspect
+    import json.decoder
+
+    code = [line for line in inspect.getsource(json.decoder).splitlines() if line.strip() and "=" in line][:80]
+    prose = ARTICLES["de"].split("\n\n")[:3]
+    text = "\n".join(prose[:2] + code + prose[2:])
+    assert sum(map(len, code)) > 2 * sum(map(len, prose))
+    skip = Document(text=text, id="skip")
+    assert LanguageStage(LanguageConfig(keep=None, min_score=0.0)).process(skip) is None
+    assert skip.metadata["language"] == "de", skip.metadata
+    every = Document(text=text, id="every")
+    LanguageStage(LanguageConfig(keep=None, min_score=0.0, skip_code=False)).process(every)
+    assert every.metadata["language"] != "de" or every.metadata["language_share"] < skip.metadata["language_share"]
+    # a page that is only code is still identified (by its code), not emptied
+    only_code = Document(text="\n".join(code), id="code")
+    assert LanguageStage(LanguageConfig(keep=None, min_score=0.0)).process(only_code) is None
+    assert only_code.metadata["language"]
