@@ -261,7 +261,9 @@ def lid_units(text: str, min_chars: int = 40, max_chars: int | None = None) -> l
 
 #: a word of code or of a command line: brackets, assignment, quotes, a comment or shell sigil, an underscore,
 #: or a dotted name (``ctx.getServiceManager()``, ``os.path``); prose has few such words
-_CODE_WORD = re.compile(r"[()\[\]{}=<>;#$\"\\_]|\w\.\w")
+#: the characters of ``_CODE_MARK`` (the dot of a dotted name included): counting them bounds the code words
+_CODE_CHARS = "()[]{}=<>;#$\"\\_."
+_CODE_MARK = re.compile(r"[()\[\]{}=<>;#$\"\\_]|\w\.\w")
 #: the share of a paragraph's words that makes it code
 CODE_WORD_SHARE = 0.4
 
@@ -275,7 +277,12 @@ def looks_like_code(unit: str) -> bool:
     decision on 10 of 1,500 real pages, each to the page's own language, and on none of the spam pages.
     """
     words = unit.split()
-    return bool(words) and sum(1 for word in words if _CODE_WORD.search(word)) >= CODE_WORD_SHARE * len(words)
+    need = CODE_WORD_SHARE * len(words)
+    # a code word holds at least one mark: one pass over the text settles prose, the words are looked at only
+    # when there are marks enough
+    if not words or sum(map(unit.count, _CODE_CHARS)) < need:
+        return False
+    return sum(1 for word in words if _CODE_MARK.search(word)) >= need
 
 
 # ---------------------------------------------------------------- Unicode normalisation after extraction

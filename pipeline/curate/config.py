@@ -82,6 +82,12 @@ class GopherQualityConfig(StrictModel):
     max_doc_words: int | None = 100_000
     min_avg_word_length: float | None = 3
     max_avg_word_length: float | None = 10
+    skip_code_lines: bool = Field(
+        default=True,
+        description="a page outside the mean-word-length bounds is judged again without its lines of code or "
+        "commands (identifiers such as ctx.getServiceManager() are long words), when it has other lines "
+        "(false: every word, as Gopher)",
+    )
     max_symbol_word_ratio: float | None = Field(default=0.1, description="'#' and ellipses per word")
     max_bullet_lines_ratio: float | None = 0.9
     max_ellipsis_lines_ratio: float | None = 0.3

@@ -805,3 +805,21 @@ def test_novel_words_judge_fineweb_copies_on_the_page_as_written_not_after_c4s_r
     assert f"{note}\n{note}" in rewritten  # adjacent only after the rewrite
     paper = only(c4=C4Config(), fineweb=FineWebConfig(min_novel_words=None))
     assert judge(page, paper)[0][0] == "fineweb_char_dup_ratio"
+
+
+def test_mean_word_length_is_judged_again_without_the_lines_of_code() -> None:
+    """A page of prose with a listing whose identifiers are long dotted names (built from this interpreter's
+    os.path and collections.abc attributes): Gopher's mean word length is over 10 with the code, not without."""
+    import collections.abc
+    import os.path
+
+    names = [f"os.path.{a}" for a in dir(os.path) if not a.startswith("_")]
+    names += [f"collections.abc.{a}" for a in dir(collections.abc) if not a.startswith("_")]
+    code = [f"result_{i} = {a}({b})" for i, (a, b) in enumerate(zip(names, reversed(names), strict=False))][:60]
+    page = EN + "\n" + "\n".join(code)
+    paper = only(gopher_quality=GopherQualityConfig(skip_code_lines=False))
+    failure = judge(page, paper)[0]
+    assert failure is not None and failure[0] == "gopher_above_avg_threshold", failure
+    assert judge(page, only(gopher_quality=GopherQualityConfig()))[0] is None
+    # a page of nothing but such lines is still judged on them
+    assert judge("\n".join(code * 3), only(gopher_quality=GopherQualityConfig()))[0][0] == "gopher_above_avg_threshold"

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from pipeline.curate.config import FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
-from pipeline.curate.quality.novelty import adjacent_copies, novel_word_share
+from pipeline.curate.quality.novelty import novel_word_share
 from pipeline.text import terminal_punctuation
 
 #: FineWeb's "lines ending with punctuation" adds closing quotes and the Tibetan shad to datatrove's marks.
@@ -69,9 +70,9 @@ class FineWebRules:
             ratio > cfg.char_duplicates_ratio if compat else ratio >= cfg.char_duplicates_ratio
         ):
             # a copy right after its line, in the page as written: C4's rewrite removes the headings between
-            # entries, which would make one entry's note line follow the previous entry's
-            written = [line for line in map(str.strip, doc.original.split("\n")) if line]
-            if compat or cfg.min_novel_words is None or adjacent_copies(written):
+            # entries, which would make one entry's note line follow the previous entry's; a heading that C4
+            # removed is not a line this rule judges
+            if compat or cfg.min_novel_words is None or _copied_line(lines, doc.original):
                 return "fineweb_char_dup_ratio", ratio
             novel = novel_word_share(text)  # repeated lines that frame new words: a reference page's entries
             metrics["novel_words"] = round(novel, 4)
@@ -83,3 +84,10 @@ class FineWebRules:
             if ratio > cfg.new_line_ratio:
                 return "fineweb_list_ratio", ratio
         return None
+
+
+def _copied_line(lines: list[str], original: str) -> bool:
+    """Whether one of ``lines`` (the lines the rule judges) directly follows a copy of itself in ``original``."""
+    judged = set(lines)
+    written = [line for line in map(str.strip, original.split("\n")) if line]
+    return any(a == b and a in judged for a, b in pairwise(written))

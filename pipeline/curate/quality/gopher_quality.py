@@ -12,7 +12,7 @@ import regex
 from pipeline.curate.config import GopherQualityConfig
 from pipeline.curate.quality.document import Failure, Text
 from pipeline.curate.quality.stop_words import STOP_WORDS, SUBSTRING_STOP_WORD_LANGUAGES, stop_word_matcher
-from pipeline.text import unspaced_units, word_stats
+from pipeline.text import looks_like_code, unspaced_units, whitespace_words, word_stats
 
 #: Gopher's "bullet point": the bullet characters, and '-' / '*' that plain text and Markdown use for them.
 BULLETS = ("•", "‣", "◦", "⁃", "▪", "●", "-", "*")
@@ -37,14 +37,17 @@ def gopher_quality(doc: Text, cfg: GopherQualityConfig, metrics: dict[str, Any])
     n_words = n_words or 1
 
     # mean word length; CJK units and Hangul words are left out, and the rule is skipped where they dominate
-    n_unspaced, unspaced_chars = unspaced_units(text)
-    spaced = len(words) - n_unspaced
-    if spaced <= 0 or spaced * 2 < len(words):
-        doc.skip(SKIP_AVG)
-    elif cfg.min_avg_word_length is not None or cfg.max_avg_word_length is not None:
-        failure = _avg_length_failure((sum(map(len, words)) - unspaced_chars) / spaced, cfg, metrics)
-        if failure is not None:
-            return failure
+    failure = _mean_length(doc, text, words, cfg, metrics)
+    if failure is not None and cfg.skip_code_lines:
+        # judged again without the lines of code or commands, whose identifiers are long words
+        # (``ctx.getServiceManager()``); only a page that fails pays for finding them
+        lines = text.splitlines()
+        prose = "\n".join(line for line in lines if not looks_like_code(line))
+        prose_words = whitespace_words(prose)
+        if prose_words and len(prose_words) < len(words):
+            failure = _mean_length(doc, prose, prose_words, cfg, metrics)
+    if failure is not None:
+        return failure
 
     failure = _symbol_failure(text, n_words, cfg)
     if failure is not None:
@@ -82,6 +85,22 @@ def gopher_quality(doc: Text, cfg: GopherQualityConfig, metrics: dict[str, Any])
             if found < cfg.min_stop_words:
                 return "gopher_enough_stop_words", found
     return None
+
+
+def _mean_length(
+    doc: Text, text: str, words: list[str], cfg: GopherQualityConfig, metrics: dict[str, Any]
+) -> Failure | None:
+    """Gopher's mean-word-length rule on ``words`` of ``text`` (paper mode): CJK units and Hangul words left out,
+    the rule skipped (counted) where they are the majority."""
+    n_unspaced, unspaced_chars = unspaced_units(text)
+    spaced = len(words) - n_unspaced
+    if spaced <= 0 or spaced * 2 < len(words):
+        if SKIP_AVG not in doc.skipped:
+            doc.skip(SKIP_AVG)
+        return None
+    if cfg.min_avg_word_length is None and cfg.max_avg_word_length is None:
+        return None
+    return _avg_length_failure((sum(map(len, words)) - unspaced_chars) / spaced, cfg, metrics)
 
 
 def _avg_length_failure(avg: float, cfg: GopherQualityConfig, metrics: dict[str, Any]) -> Failure | None:
