@@ -122,7 +122,8 @@ def _national_form(plan: _Plan, nsn: str) -> str | None:
             continue
         m = fmt.pattern.fullmatch(nsn)
         if m:
-            return "".join(part if i % 2 == 0 else (m.group(part) or "") for i, part in enumerate(fmt.parts))
+            # parts alternate literal text (str) and group numbers (int)
+            return "".join(part if isinstance(part, str) else (m.group(part) or "") for part in fmt.parts)
     return None
 
 
