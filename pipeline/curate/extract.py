@@ -13,9 +13,9 @@ that ``&nbsp;`` becomes, U+2000–U+200A, U+202F, U+3000 …) become ASCII space
 NFC. Later stages can then split words on spaces and lines on ``\n`` and see what a reader sees; the count
 of documents changed is the stat ``normalised``.
 
-Extraction runs in datatrove's ``ExtractorSandbox`` (a persistent child process), which is what makes
-the per-document time limit real: a C extractor stuck on a pathological page cannot be interrupted from
-Python, so the child is killed and replaced.
+Extraction runs in datatrove's ``ExtractorSandbox`` (a persistent child process; batches of pages per message,
+``pipeline.curate.extract_sandbox``), which is what makes the per-document time limit real: a C extractor
+stuck on a pathological page cannot be interrupted from Python, so the child is killed and replaced.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pipeline.curate.config import ExtractConfig
 from pipeline.text import normalize_text
 
 if TYPE_CHECKING:
-    from datatrove.pipeline.extractors.base import ExtractorSandbox
+    from pipeline.curate.extract_sandbox import BatchSandbox
 
 HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -156,11 +156,12 @@ def binary_ratio(text: str, sample_chars: int = 20_000) -> float:
 class ExtractStage(AccountedStep):
     stage = "extract"
     name = "🛢 Extract (HTTP-200 HTML → text)"
+    batch_size = 32  # pages per message to the sandbox (pipeline.curate.extract_sandbox)
 
     def __init__(self, config: ExtractConfig | None = None, drops_dir: str | None = None):
         super().__init__(drops_dir)
         self.config = config or ExtractConfig()
-        self._sandbox: ExtractorSandbox | None = None  # set while a rank runs, by resources()
+        self._sandbox: BatchSandbox | None = None  # set while a rank runs, by resources()
         self._extract_fn: _Extractor | None = None
 
     def gate(self, doc: Document) -> Drop | None:
@@ -185,11 +186,12 @@ class ExtractStage(AccountedStep):
 
     @contextmanager
     def resources(self) -> Iterator[None]:
-        """The extraction sandbox: a persistent child process, replaced when a page hits the time limit."""
-        from datatrove.pipeline.extractors.base import ExtractorSandbox
+        """The extraction sandbox: a persistent child process, replaced when a page hits the time limit; it takes
+        a batch of pages per message (``pipeline.curate.extract_sandbox``)."""
+        from pipeline.curate.extract_sandbox import BatchSandbox
 
         self._extract_fn = _Extractor(self.config)
-        with ExtractorSandbox(timeout=self.config.timeout_s) as sandbox:
+        with BatchSandbox(timeout=self.config.timeout_s) as sandbox:
             self._sandbox = sandbox
             try:
                 yield
@@ -197,29 +199,46 @@ class ExtractStage(AccountedStep):
                 self._sandbox = None
 
     def process(self, doc: Document) -> Drop | None:
-        verdict = self.gate(doc)
-        if verdict is None and doc.metadata.get("format") == "html":
-            verdict = self._extract(doc)
-        if verdict is None:
-            text = normalize_text(doc.text)
-            if text is not doc.text and text != doc.text:
-                doc.text = text
-                self.stat_update("normalised")
-        if verdict is None and not doc.text.strip():
-            verdict = Drop(rule="empty_extraction" if doc.metadata.get("format") == "html" else "empty")
-        return verdict
+        return self.process_batch([doc])[0]
 
-    def _extract(self, doc: Document) -> Drop | None:
-        raw_chars = len(doc.text)
-        if self._sandbox is None or self._extract_fn is None:
-            raise RuntimeError("ExtractStage: process() outside resources(): no extraction sandbox")
-        try:
-            doc.text = self._sandbox.process_document(doc.text, self._extract_fn)
-        except TimeoutError:
-            return Drop(rule="extraction_timeout", score=self.config.timeout_s)
-        except EOFError:
-            return Drop(rule="extraction_error", extra={"error": "extractor process died"})
-        except Exception as error:  # noqa: BLE001 - any extractor failure is a counted drop, not a crash
-            return Drop(rule="extraction_error", extra={"error": f"{type(error).__name__}: {error}"[:200]})
-        doc.metadata["html_chars"] = raw_chars
+    def process_batch(self, docs: list[Document]) -> list[Drop | None]:
+        verdicts = [self.gate(doc) for doc in docs]
+        html = [i for i, (doc, v) in enumerate(zip(docs, verdicts, strict=True)) if v is None and _is_html(doc)]
+        if html:
+            if self._sandbox is None or self._extract_fn is None:
+                raise RuntimeError("ExtractStage: process() outside resources(): no extraction sandbox")
+            results = self._sandbox.process_batch([docs[i].text for i in html], self._extract_fn)
+            for i, result in zip(html, results, strict=True):
+                verdicts[i] = self._extracted(docs[i], result)
+        for doc, verdict in zip(docs, verdicts, strict=True):
+            if verdict is None:
+                self._finish(doc)
+        return [v if v is not None else self._empty(doc) for doc, v in zip(docs, verdicts, strict=True)]
+
+    def _finish(self, doc: Document) -> None:
+        text = normalize_text(doc.text)
+        if text is not doc.text and text != doc.text:
+            doc.text = text
+            self.stat_update("normalised")
+
+    @staticmethod
+    def _empty(doc: Document) -> Drop | None:
+        if not doc.text.strip():
+            return Drop(rule="empty_extraction" if _is_html(doc) else "empty")
         return None
+
+    def _extracted(self, doc: Document, result: object) -> Drop | None:
+        """The sandbox's answer for one page (datatrove's ``process_document`` raises what it returns here)."""
+        if isinstance(result, TimeoutError):
+            return Drop(rule="extraction_timeout", score=self.config.timeout_s)
+        if isinstance(result, EOFError):
+            return Drop(rule="extraction_error", extra={"error": "extractor process died"})
+        if isinstance(result, Exception):  # any extractor failure is a counted drop, not a crash
+            return Drop(rule="extraction_error", extra={"error": f"{type(result).__name__}: {result}"[:200]})
+        doc.metadata["html_chars"] = len(doc.text)
+        doc.text = str(result)
+        return None
+
+
+def _is_html(doc: Document) -> bool:
+    return doc.metadata.get("format") == "html"
