@@ -24,10 +24,12 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_markdown, publish_stage_artifacts
 from flows.results import NOT_PERSISTED, PERSISTED, Persistence, must_refresh, synchronous
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
+from pipeline.dedup.config import DedupConfig
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
 from pipeline.ownership import check_claim, claim
+from pipeline.tokenize.config import TokenizeConfig
 from training.recipe import Recipe, load_recipe
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
@@ -225,15 +227,12 @@ def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dic
 
 
 def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
-    from pipeline.curate.build import curation_fingerprint, curation_outputs_present
-    from pipeline.run import prepare_run_dir, source_mix
+    from pipeline.run import prepare_run_dir
 
     logger = get_run_logger()
     layout = prepare_run_dir(resolved, command="pipeline")
     logger.info("run directory %s", layout.root)
-    run_dir = str(layout.root)
     results: dict[str, Any] = {}
-    pipeline_code = code_version("pipeline")
     stages_total = (
         len(resolved.sources)
         + 2
@@ -241,73 +240,18 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     )
     progress = Progress(stages_total)
 
-    curate_keys = {}
-    for source in resolved.sources:
-        key = digest("curate", curation_fingerprint(resolved, source))
-        outputs_present = curation_outputs_present(layout, source)
-        curate_source_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, outputs_present))(
-            resolved, source.name, run_dir, cache_key=key
-        )
-        curate_keys[source.name] = key
-        progress.advance()
-    upstream = digest(sorted(curate_keys.items()))
-
+    upstream = _curate_sources(resolved, layout, progress)
     if resolved.stages.dedup is not None:
-        key = digest(
-            "dedup",
-            resolved.stages.dedup.model_dump(mode="json"),
-            {s.name: s.priority for s in resolved.sources},
-            upstream,
-            pipeline_code,
-        )
-        present = all(layout.deduped(s.name).is_dir() for s in resolved.sources)
-        results["dedup"] = dedup_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, present))(
-            resolved, run_dir, cache_key=key
-        )
-        upstream = key
+        results["dedup"], upstream = _dedup(resolved, resolved.stages.dedup, layout, upstream)
         progress.advance()
 
-    results["curation"] = account_and_report_task(resolved, run_dir, results.get("dedup"))
+    results["curation"] = account_and_report_task(resolved, str(layout.root), results.get("dedup"))
     for warning in results["curation"].get("warnings") or []:
         logger.warning(warning)
     progress.advance()
 
     if resolved.stages.tokenize is not None:
-        key = digest(
-            "tokenize", resolved.stages.tokenize.model_dump(mode="json"), source_mix(resolved), upstream, pipeline_code
-        )
-        present = (layout.shards / "manifest.json").exists()
-        results["tokenize"] = tokenize_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, present))(
-            resolved, run_dir, cache_key=key
-        )
-        upstream = key
-        progress.advance()
-
-        if resolved.plan is not None or resolved.train is not None:
-            options = plan_options(resolved)
-            plan_key = digest(
-                "plan",
-                options.model_dump(mode="json"),
-                fit_file_text(options.fit),
-                force,
-                upstream,
-                code_version("training"),
-            )
-            # not refreshed: the task as declared (Prefect's own setting decides)
-            stage = plan_stage.with_options(refresh_cache=True) if must_refresh(plan_key) else plan_stage
-            results["plan"] = stage(resolved, force, cache_key=plan_key)
-            progress.advance()
-
-        if resolved.train is not None:
-            train_cfg = resolved.train_config()
-            key = digest(
-                "train", train_cfg.model_dump(mode="json", exclude={"force"}), upstream, code_version("training")
-            )
-            present = (Path(train_cfg.output) / "final").is_dir()
-            results["train"] = train_stage.with_options(refresh_cache=must_refresh(key, present))(
-                resolved, force, cache_key=key
-            )
-            progress.advance()
+        results.update(_tokenize_plan_train(resolved, resolved.stages.tokenize, layout, force, upstream, progress))
 
     summary = report_stage(resolved, results)
     progress.advance()
@@ -316,3 +260,83 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
     publish_markdown("run-summary", linked, f"tokenmill pipeline {resolved.name}")
     logger.info("report: %s", layout.report_md)
     return {"run_dir": str(layout.root), "report": str(layout.report_md), **results}
+
+
+def _curate_sources(resolved: Recipe, layout: RunLayout, progress: Progress) -> str:
+    """Curate every source (each its own cached task); return the key the stages after it build on."""
+    from pipeline.curate.build import curation_fingerprint, curation_outputs_present
+
+    curate_keys = {}
+    for source in resolved.sources:
+        key = digest("curate", curation_fingerprint(resolved, source))
+        outputs_present = curation_outputs_present(layout, source)
+        curate_source_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, outputs_present))(
+            resolved, source.name, str(layout.root), cache_key=key
+        )
+        curate_keys[source.name] = key
+        progress.advance()
+    return digest(sorted(curate_keys.items()))
+
+
+def _dedup(resolved: Recipe, config: DedupConfig, layout: RunLayout, upstream: str) -> tuple[Any, str]:
+    """The dedup task's result and its cache key (the next stage's upstream)."""
+    key = digest(
+        "dedup",
+        config.model_dump(mode="json"),
+        {s.name: s.priority for s in resolved.sources},
+        upstream,
+        code_version("pipeline"),
+    )
+    present = all(layout.deduped(s.name).is_dir() for s in resolved.sources)
+    result = dedup_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, present))(
+        resolved, str(layout.root), cache_key=key
+    )
+    return result, key
+
+
+def _tokenize_plan_train(
+    resolved: Recipe, config: TokenizeConfig, layout: RunLayout, force: bool, upstream: str, progress: Progress
+) -> dict[str, Any]:
+    """Tokenize, then plan and train when the recipe asks: each stage's cache key chains the one before it, so a
+    changed tokenizer setting re-plans and re-trains, a changed training setting only re-trains."""
+    from pipeline.run import source_mix
+
+    results: dict[str, Any] = {}
+    key = digest(
+        "tokenize",
+        config.model_dump(mode="json"),
+        source_mix(resolved),
+        upstream,
+        code_version("pipeline"),
+    )
+    present = (layout.shards / "manifest.json").exists()
+    results["tokenize"] = tokenize_task.with_options(**STAGE_TASK, refresh_cache=must_refresh(key, present))(
+        resolved, str(layout.root), cache_key=key
+    )
+    upstream = key
+    progress.advance()
+
+    if resolved.plan is not None or resolved.train is not None:
+        options = plan_options(resolved)
+        plan_key = digest(
+            "plan",
+            options.model_dump(mode="json"),
+            fit_file_text(options.fit),
+            force,
+            upstream,
+            code_version("training"),
+        )
+        # not refreshed: the task as declared (Prefect's own setting decides)
+        stage = plan_stage.with_options(refresh_cache=True) if must_refresh(plan_key) else plan_stage
+        results["plan"] = stage(resolved, force, cache_key=plan_key)
+        progress.advance()
+
+    if resolved.train is not None:
+        train_cfg = resolved.train_config()
+        key = digest("train", train_cfg.model_dump(mode="json", exclude={"force"}), upstream, code_version("training"))
+        present = (Path(train_cfg.output) / "final").is_dir()
+        results["train"] = train_stage.with_options(refresh_cache=must_refresh(key, present))(
+            resolved, force, cache_key=key
+        )
+        progress.advance()
+    return results

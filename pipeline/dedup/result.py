@@ -106,57 +106,72 @@ def dedup_report_md(result: DedupResult | dict[str, Any]) -> str:
         f"{result.clusters:,} clusters.",
     ]
     if result.index:
-        idx = result.index
-        where = idx.get("path") or f"redis {idx.get('redis')} ({idx.get('basename')})"
-        lines += [
-            "",
-            f"Index of earlier runs ({idx.get('kind')}: {where}): {idx.get('entries_before', 0):,} entries compared "
-            f"({idx.get('entries_compared', 0):,} fetched), {idx.get('matched_exact', 0):,} exact and "
-            f"{idx.get('matched_near', 0):,} near matches dropped, "
-            f"{idx.get('entries_added', 0):,} kept documents added.",
-        ]
-        if idx.get("set_aside"):
-            lines.append(f"The previous index was set aside as {md_code(idx['set_aside'])} (rebuild).")
+        lines += _index_lines(result.index)
     if result.cluster_size_histogram:
         lines += ["", "| cluster size | clusters |", "|---|---:|"]
         lines += [f"| {size} | {count:,} |" for size, count in result.cluster_size_histogram.items()]
     if result.top_clusters:
-        lines += [
-            "",
-            "Largest clusters (survivor, then up to three dropped members). Similarity is the member's estimated "
-            f"Jaccard to the survivor: a member joins its cluster through any verified pair ≥ {p.get('threshold')}, "
-            "so its similarity to the survivor itself can be lower.",
-            "",
-            "| size | survivor | dropped example | rule | similarity to survivor |",
-            "|---:|---|---|---|---:|",
-        ]
-        for cluster in result.top_clusters:
-            survivor = cluster["survivor"]
-            label = f"{md_code(_cut(str(survivor.get('id')), 40), table=True)} ({survivor.get('source')}"
-            label += f", run {survivor.get('run')})" if cluster.get("from_index") else ")"
-            label += f": {_cell(survivor.get('snippet'), 60)}" if survivor.get("snippet") else ""
-            for i, example in enumerate(cluster["examples"] or [{}]):
-                member = md_code(_cut(str(example.get("id", "")), 40), table=True)
-                lines.append(
-                    f"| {cluster['size'] if i == 0 else ''} | {label if i == 0 else ''} | "
-                    f"{member}: {_cell(example.get('snippet'), 60)} | "
-                    f"{example.get('rule', '')} | {example.get('similarity', '')} |"
-                )
-    mem = result.memory
-    if mem:
-        peaks = mem.get("peak_rss_bytes", {})
-        lines += [
-            "",
-            "Memory (largest peak RSS of one process, per step): "
-            + ", ".join(f"{step} {_mib(value)}" for step, value in peaks.items())
-            + f"; clustering read {mem.get('cluster_pairs', 0):,} candidate pairs over {mem.get('cluster_nodes', 0):,} "
-            f"documents and entries, bound {_mib(mem.get('cluster_bound_bytes'))} ({mem.get('formula', '')}).",
-        ]
+        lines += _top_cluster_lines(result.top_clusters, p.get("threshold"))
+    if result.memory:
+        lines += _memory_lines(result.memory)
     if result.seconds:
         lines.append("Time: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()) + ".")
     if not result.accounting_ok:
         lines += ["", "**Accounting problems:**"] + [f"- {problem}" for problem in result.problems]
     return "\n".join(lines) + "\n"
+
+
+def _index_lines(idx: dict[str, Any]) -> list[str]:
+    """What the persistent index of earlier runs compared, matched and added (and a set-aside old index)."""
+    where = idx.get("path") or f"redis {idx.get('redis')} ({idx.get('basename')})"
+    lines = [
+        "",
+        f"Index of earlier runs ({idx.get('kind')}: {where}): {idx.get('entries_before', 0):,} entries compared "
+        f"({idx.get('entries_compared', 0):,} fetched), {idx.get('matched_exact', 0):,} exact and "
+        f"{idx.get('matched_near', 0):,} near matches dropped, "
+        f"{idx.get('entries_added', 0):,} kept documents added.",
+    ]
+    if idx.get("set_aside"):
+        lines.append(f"The previous index was set aside as {md_code(idx['set_aside'])} (rebuild).")
+    return lines
+
+
+def _top_cluster_lines(top_clusters: list[dict[str, Any]], threshold: Any) -> list[str]:
+    """The largest clusters: one row per dropped example, the size and the survivor on the first row only."""
+    lines = [
+        "",
+        "Largest clusters (survivor, then up to three dropped members). Similarity is the member's estimated "
+        f"Jaccard to the survivor: a member joins its cluster through any verified pair ≥ {threshold}, "
+        "so its similarity to the survivor itself can be lower.",
+        "",
+        "| size | survivor | dropped example | rule | similarity to survivor |",
+        "|---:|---|---|---|---:|",
+    ]
+    for cluster in top_clusters:
+        survivor = cluster["survivor"]
+        label = f"{md_code(_cut(str(survivor.get('id')), 40), table=True)} ({survivor.get('source')}"
+        label += f", run {survivor.get('run')})" if cluster.get("from_index") else ")"
+        label += f": {_cell(survivor.get('snippet'), 60)}" if survivor.get("snippet") else ""
+        for i, example in enumerate(cluster["examples"] or [{}]):
+            member = md_code(_cut(str(example.get("id", "")), 40), table=True)
+            lines.append(
+                f"| {cluster['size'] if i == 0 else ''} | {label if i == 0 else ''} | "
+                f"{member}: {_cell(example.get('snippet'), 60)} | "
+                f"{example.get('rule', '')} | {example.get('similarity', '')} |"
+            )
+    return lines
+
+
+def _memory_lines(mem: dict[str, Any]) -> list[str]:
+    """Each step's peak RSS and the clustering's measured size against its bound."""
+    peaks = mem.get("peak_rss_bytes", {})
+    return [
+        "",
+        "Memory (largest peak RSS of one process, per step): "
+        + ", ".join(f"{step} {_mib(value)}" for step, value in peaks.items())
+        + f"; clustering read {mem.get('cluster_pairs', 0):,} candidate pairs over {mem.get('cluster_nodes', 0):,} "
+        f"documents and entries, bound {_mib(mem.get('cluster_bound_bytes'))} ({mem.get('formula', '')}).",
+    ]
 
 
 def dedup_warnings(result: DedupResult, text_key: str = "text", index: str | None = None) -> list[str]:

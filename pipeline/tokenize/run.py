@@ -326,32 +326,18 @@ def _split_mix_write(
 ) -> dict[str, Any]:
     dtype = numpy_dtype(tokenizer["dtype"])
     names = sorted(stats, key=lambda s: stats[s]["number"])
-    # each source's documents in the order of their seeded content key: the split, the mix and the shards
-    # then do not depend on how many ranks encoded the input or in which order they finished
-    members = {}
-    for s in names:
-        index = np.flatnonzero(docs["src"] == stats[s]["number"])
-        members[s] = index[np.argsort(keyed(docs["hash"][index], config.seed), kind="stable")]
-    held = {s: heldout_mask(docs["hash"][members[s]], config.heldout_share, config.seed) for s in names}
-    heldout = {s: members[s][held[s]] for s in names}
-    train = {s: members[s][~held[s]] for s in names}
+    members, train, heldout = _split_sources(docs, stats, names, config)
     train_tokens = {s: int(docs["length"][train[s]].sum()) for s in names}
-    for name in names:  # name the source and why it is empty before the mix complains about zero tokens
-        if not train_tokens[name] and stats[name]["skipped"]:
-            skipped = dict(stats[name]["skipped"])
-            example = next(iter(stats[name]["skip_examples"].values()), "")
-            raise TokenizeError(
-                f"source {name!r} has zero tokens: every document was skipped {skipped}; e.g. {example}"
-                + ("; pass --text-key FIELD (stages.tokenize.text_key)" if "missing_text" in skipped else "")
-            )
+    _refuse_empty_sources(names, train_tokens, stats)
     targets = plan_targets(train_tokens, mix, config.target_tokens)
 
+    # one generator, drawn in a fixed order (each source's pick, the train order, each held-out order): the same
+    # seed gives the same shards
     rng = np.random.default_rng(config.seed)
     chosen = [train[s][select_documents(docs["length"][train[s]], targets[s].target_tokens, rng)] for s in names]
     instances = np.concatenate(chosen) if chosen else np.empty(0, np.int64)
     order = instances[rng.permutation(len(instances))]
     train_files = write_documents(table, order, out / TRAIN_DIR, TRAIN_DIR, dtype, config.max_shard_tokens)
-
     splits: dict[str, Any] = {TRAIN_DIR: _split_entry(train_files, out)}
     for name in names:
         if len(heldout[name]):
@@ -370,7 +356,48 @@ def _split_mix_write(
             entry["routed_from"] = dict(sorted(stats[name]["routed_from"].items()))
         per_source[name] = entry
         warnings += _source_warnings(name, repeats, stats[name], config)
+    return _manifest(tokenizer, dtype, config, per_source, splits, warnings, mixed_total, len(instances))
 
+
+def _split_sources(
+    docs: dict[str, np.ndarray], stats: dict[str, dict], names: list[str], config: TokenizeConfig
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each source's documents (``members``), then its train and held-out parts, as indexes into ``docs``."""
+    # each source's documents in the order of their seeded content key: the split, the mix and the shards
+    # then do not depend on how many ranks encoded the input or in which order they finished
+    members = {}
+    for s in names:
+        index = np.flatnonzero(docs["src"] == stats[s]["number"])
+        members[s] = index[np.argsort(keyed(docs["hash"][index], config.seed), kind="stable")]
+    held = {s: heldout_mask(docs["hash"][members[s]], config.heldout_share, config.seed) for s in names}
+    train = {s: members[s][~held[s]] for s in names}
+    heldout = {s: members[s][held[s]] for s in names}
+    return members, train, heldout
+
+
+def _refuse_empty_sources(names: list[str], train_tokens: dict[str, int], stats: dict[str, dict]) -> None:
+    """Name the source and why it is empty before the mix complains about zero tokens."""
+    for name in names:
+        if not train_tokens[name] and stats[name]["skipped"]:
+            skipped = dict(stats[name]["skipped"])
+            example = next(iter(stats[name]["skip_examples"].values()), "")
+            raise TokenizeError(
+                f"source {name!r} has zero tokens: every document was skipped {skipped}; e.g. {example}"
+                + ("; pass --text-key FIELD (stages.tokenize.text_key)" if "missing_text" in skipped else "")
+            )
+
+
+def _manifest(
+    tokenizer: dict[str, Any],
+    dtype: np.dtype,
+    config: TokenizeConfig,
+    per_source: dict[str, Any],
+    splits: dict[str, Any],
+    warnings: list[str],
+    mixed_total: int,
+    train_documents: int,
+) -> dict[str, Any]:
+    """``manifest.json``: the format, the tokenizer, the split settings, every source's entry and the totals."""
     tokenizer_entry = {k: v for k, v in tokenizer.items() if k not in ("file", "dtype")}
     return {
         "version": MANIFEST_VERSION,
@@ -386,7 +413,7 @@ def _split_mix_write(
         "sources": per_source,
         "totals": {
             "train_tokens": mixed_total,
-            "train_documents": len(instances),
+            "train_documents": train_documents,
             "heldout_tokens": sum(e["tokens"]["heldout"] for e in per_source.values()),
             "heldout_documents": sum(e["documents"]["heldout"] for e in per_source.values()),
         },
