@@ -29,6 +29,7 @@ import csv
 import itertools
 import json
 import math
+from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,6 +368,29 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
     constants = _constants(best_theta)
     law = ScalingFit(FIT_NAME, source=runs.source, **constants)
     residual = np.log([law.loss(n, d) for n, d in zip(runs.params, runs.tokens, strict=True)]) - log_l
+    notes = _bound_notes(constants)
+    samples, skipped = _bootstrap(starts, (log_n, log_d, log_l), bootstrap, seed)
+    ci, tpp_ci = _intervals(samples, budgets)
+    optimal, tokens_per_param = _optima(law, constants, budgets)
+    compute = [6 * p * t for p, t in zip(runs.params, runs.tokens, strict=True)]
+    return FitResult(
+        **constants,
+        n_points=len(runs),
+        objective=best_value,
+        ci=ci,
+        tokens_per_param=tokens_per_param,
+        tokens_per_param_ci=tpp_ci,
+        optimal=optimal,
+        compute_range=[min(compute), max(compute)],
+        bootstrap={"samples": bootstrap, "used": len(samples), "skipped": skipped, "seed": seed, "starts": len(starts)},
+        source=runs.source,
+        rmse_log=float(np.sqrt(np.mean(residual**2))),
+        notes=notes,
+    )
+
+
+def _bound_notes(constants: Constants) -> list[str]:
+    """Why the fit cannot place the optimum: an exponent at its bound 0 (the runs do not vary N or D enough)."""
     notes: list[str] = []
     if constants["alpha"] <= 1e-6 or constants["beta"] <= 1e-6:
         notes.append(
@@ -374,11 +398,19 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
             + ("N" if constants["alpha"] <= 1e-6 else "D")
             + "; the compute-optimal split is undefined — add runs that vary it"
         )
+    return notes
 
+
+def _bootstrap(starts: list, logs: tuple, bootstrap: int, seed: int) -> tuple[list[Constants], int]:
+    """The constants fitted to ``bootstrap`` resamples of the runs (as multiplicities, from the full fit's best
+    ``starts``), and how many resamples were skipped for holding fewer distinct runs than the law has constants."""
+    import numpy as np
+
+    log_n, log_d, log_l = logs
     samples: list[Constants] = []
     skipped = 0
     rng = np.random.default_rng(seed)
-    n = len(runs)
+    n = len(log_n)
     for _ in range(bootstrap):
         counts = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(float)
         if np.count_nonzero(counts) < N_PARAMS:
@@ -387,6 +419,16 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
         with _one_blas_thread():
             theta, _ = _fit_from(starts, log_n, log_d, log_l, counts, _POLISH)[0]
         samples.append(_constants(theta))
+    return samples, skipped
+
+
+def _intervals(
+    samples: list[Constants], budgets: Iterable[float]
+) -> tuple[dict[str, list[float]] | None, dict[str, list[float]] | None]:
+    """95 % percentile intervals of each constant and of the tokens/param at each budget (``None`` without
+    samples; a budget whose ratio is undefined in every sample is left out)."""
+    import numpy as np
+
     ci: dict[str, list[float]] | None = None
     tpp_ci: dict[str, list[float]] | None = None
     if samples:
@@ -403,6 +445,12 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
             values = values[np.isfinite(values)]
             if values.size:
                 tpp_ci[_budget_key(flops)] = [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+    return ci, tpp_ci
+
+
+def _optima(law: ScalingFit, constants: Constants, budgets: Iterable[float]) -> tuple[dict, dict]:
+    """At each budget: the fitted law's compute-optimal size, tokens and loss, and its tokens/param (``None``,
+    and no optimum, where the ratio is undefined: JSON has no NaN)."""
     optimal = {}
     tokens_per_param = {}
     for flops in budgets:
@@ -411,21 +459,7 @@ def fit_runs(runs: Runs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, budg
         if math.isfinite(ratio):
             n_opt, d_opt = law.optimal(flops)
             optimal[_budget_key(flops)] = {"params": n_opt, "tokens": d_opt, "loss": law.loss(n_opt, d_opt)}
-    compute = [6 * p * t for p, t in zip(runs.params, runs.tokens, strict=True)]
-    return FitResult(
-        **constants,
-        n_points=n,
-        objective=best_value,
-        ci=ci,
-        tokens_per_param=tokens_per_param,
-        tokens_per_param_ci=tpp_ci,
-        optimal=optimal,
-        compute_range=[min(compute), max(compute)],
-        bootstrap={"samples": bootstrap, "used": len(samples), "skipped": skipped, "seed": seed, "starts": len(starts)},
-        source=runs.source,
-        rmse_log=float(np.sqrt(np.mean(residual**2))),
-        notes=notes,
-    )
+    return optimal, tokens_per_param
 
 
 def fit_csv(path: str | Path, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> FitResult:
@@ -458,18 +492,32 @@ def plot_fit(result: FitResult, runs: Runs, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    params = np.asarray(runs.params)
+    n_grid = np.logspace(np.log10(params.min() / 3), np.log10(params.max() * 3), 200)  # shared by both panels
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.5))
+    _runs_over_surface(fig, ax, result, runs, n_grid)
+    _iso_flop_curves(ax2, result, runs, n_grid)
+    fig.suptitle(
+        f"L = {result.E:.3g} + {result.A:.3g}/N^{result.alpha:.3f} + {result.B:.3g}/D^{result.beta:.3f}  "
+        f"({len(runs)} runs)",
+        fontsize=10,
+    )
+    return save_figure(fig, path)
+
+
+def _runs_over_surface(fig: Any, ax: Any, result: FitResult, runs: Runs, n_grid: Any) -> None:
+    """The left panel: the runs over the fitted surface, iso-FLOP lines by decade, the fitted frontier (when both
+    exponents are positive) and the 20 tokens/param rule."""
+    import numpy as np
+
     law = result.law()
     params, tokens, loss = np.asarray(runs.params), np.asarray(runs.tokens), np.asarray(runs.loss)
     compute = 6 * params * tokens
     n_lo, n_hi = params.min() / 3, params.max() * 3
     d_lo, d_hi = tokens.min() / 3, tokens.max() * 3
-    n_grid = np.logspace(np.log10(n_lo), np.log10(n_hi), 200)
     d_grid = np.logspace(np.log10(d_lo), np.log10(d_hi), 200)
     nn, dd = np.meshgrid(n_grid, d_grid)
-    surface = law.loss(nn, dd)
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.5))
-    contours = ax.contourf(nn, dd, surface, levels=20, cmap="viridis_r", alpha=0.85)
+    contours = ax.contourf(nn, dd, law.loss(nn, dd), levels=20, cmap="viridis_r", alpha=0.85)
     fig.colorbar(contours, ax=ax, label="fitted loss L(N, D)")
     ax.scatter(
         params,
@@ -491,6 +539,15 @@ def plot_fit(result: FitResult, runs: Runs, path: str | Path) -> Path:
     ax.plot(n_grid, 20 * n_grid, color="red", lw=1.2, ls=":", label="20 tokens/param (Chinchilla rule)")
     finish_nd_axes(ax, (n_lo, n_hi), (d_lo, d_hi), "Runs over the fitted surface; dashed: iso-FLOP lines C = 6ND")
 
+
+def _iso_flop_curves(ax: Any, result: FitResult, runs: Runs, n_grid: Any) -> None:
+    """The right panel: the runs grouped by compute, each group with the law's loss along its iso-FLOP curve."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    law = result.law()
+    params, loss = np.asarray(runs.params), np.asarray(runs.loss)
+    compute = 6 * params * np.asarray(runs.tokens)
     # iso-FLOP groups: runs within a factor 10^0.25 of each other's compute share a curve
     groups: dict[float, list[int]] = {}
     for index, c in enumerate(compute):
@@ -498,18 +555,12 @@ def plot_fit(result: FitResult, runs: Runs, path: str | Path) -> Path:
     colours = plt.cm.plasma(np.linspace(0, 0.85, max(1, len(groups))))
     for colour, (_key, members) in zip(colours, sorted(groups.items()), strict=False):
         c = float(np.median(compute[members]))
-        ax2.scatter(params[members], loss[members], color=colour, s=30, zorder=5)
+        ax.scatter(params[members], loss[members], color=colour, s=30, zorder=5)
         curve = law.loss(n_grid, c / (6 * n_grid))
-        ax2.plot(n_grid, curve, color=colour, lw=1.2, label=f"C ≈ {c:.1e}")
-    ax2.set(xscale="log", xlabel="parameters N", ylabel="loss", title="Loss along iso-FLOP curves (points: runs)")
-    ax2.set_ylim(loss.min() * 0.97, loss.max() * 1.05)
-    ax2.legend(fontsize=7, ncol=2)
-    fig.suptitle(
-        f"L = {result.E:.3g} + {result.A:.3g}/N^{result.alpha:.3f} + {result.B:.3g}/D^{result.beta:.3f}  "
-        f"({len(runs)} runs)",
-        fontsize=10,
-    )
-    return save_figure(fig, path)
+        ax.plot(n_grid, curve, color=colour, lw=1.2, label=f"C ≈ {c:.1e}")
+    ax.set(xscale="log", xlabel="parameters N", ylabel="loss", title="Loss along iso-FLOP curves (points: runs)")
+    ax.set_ylim(loss.min() * 0.97, loss.max() * 1.05)
+    ax.legend(fontsize=7, ncol=2)
 
 
 def summary_lines(result: FitResult) -> list[str]:

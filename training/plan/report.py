@@ -218,20 +218,30 @@ def plot_plan(plan: Plan, path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     fit = ScalingFit(plan.optimal_fit["fit"], **plan.optimal_fit["law"], source=plan.optimal_fit["source"])
-    c_ref = plan.optimal["flops"]
     n_points = [plan.params, plan.optimal["params"], plan.optimal_fit["params"]]
     d_points = [plan.tokens, plan.optimal["tokens"], plan.optimal_fit["tokens"]]
-    n_lo, n_hi = min(n_points) / 30, max(n_points) * 30
-    d_lo, d_hi = min(d_points) / 30, max(d_points) * 30
+    # both axes span the plan and the two optima, a factor 30 beyond each side
+    n_range = (min(n_points) / 30, max(n_points) * 30)
+    d_range = (min(d_points) / 30, max(d_points) * 30)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.5))
+    _loss_map(fig, ax, plan, fit, n_range, d_range)
+    _iso_flop_profile(ax2, plan, fit, n_range)
+    return save_figure(fig, path)
+
+
+def _loss_map(fig: Any, ax: Any, plan: Plan, fit: ScalingFit, n_range: tuple, d_range: tuple) -> None:
+    """The left panel: the fit's loss over (N, D), iso-FLOP lines, the fit's frontier, the rule's tokens/param
+    line, the plan and both optima."""
+    import numpy as np
+
+    (n_lo, n_hi), (d_lo, d_hi) = n_range, d_range
+    c_ref = plan.optimal["flops"]
     n_grid = np.logspace(np.log10(n_lo), np.log10(n_hi), 200)
     d_grid = np.logspace(np.log10(d_lo), np.log10(d_hi), 200)
     nn, dd = np.meshgrid(n_grid, d_grid)
     loss = fit.E + fit.A / nn**fit.alpha + fit.B / dd**fit.beta
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.5))
     # levels up to twice the plan's reducible loss: the corner of tiny N and D predicts losses of 100+, which would
     # stretch the colour scale until everything a reader cares about shares one colour
     top = min(float(loss.max()), 2 * max(plan.predicted_loss, fit.E) - fit.E)
@@ -251,36 +261,26 @@ def plot_plan(plan: Plan, path: str | Path) -> Path:
     ratio = plan.optimal["tokens"] / plan.optimal["params"]
     ax.plot(n_grid, ratio * n_grid, color="red", lw=1.5, ls=":", label=f"{ratio:g} tokens/param")
     ax.scatter([plan.params], [plan.tokens], marker="*", s=250, color="black", zorder=5, label="plan")
-    ax.scatter(
-        [plan.optimal["params"]],
-        [plan.optimal["tokens"]],
-        marker="o",
-        s=80,
-        color="red",
-        zorder=5,
-        label="compute-optimal (rule)",
-    )
-    ax.scatter(
-        [plan.optimal_fit["params"]],
-        [plan.optimal_fit["tokens"]],
-        marker="D",
-        s=60,
-        color="orange",
-        zorder=5,
-        label="compute-optimal (fit)",
-    )
-    finish_nd_axes(ax, (n_lo, n_hi), (d_lo, d_hi), "Loss over (N, D); dashed: iso-FLOP lines C = 6ND")
+    for optimum, marker, size, color, label in (
+        (plan.optimal, "o", 80, "red", "compute-optimal (rule)"),
+        (plan.optimal_fit, "D", 60, "orange", "compute-optimal (fit)"),
+    ):
+        ax.scatter([optimum["params"]], [optimum["tokens"]], marker=marker, s=size, color=color, zorder=5, label=label)
+    finish_nd_axes(ax, n_range, d_range, "Loss over (N, D); dashed: iso-FLOP lines C = 6ND")
 
-    iso_n = np.logspace(np.log10(n_lo), np.log10(n_hi), 300)
-    ax2.plot(iso_n, fit.loss(iso_n, c_ref / (6 * iso_n)), color="tab:blue")
-    ax2.axvline(plan.params, color="black", ls="--", label=f"plan {human(plan.params)}")
-    ax2.axvline(plan.optimal["params"], color="red", ls=":", label=f"rule N* {human(plan.optimal['params'])}")
-    ax2.axvline(
-        plan.optimal_fit["params"], color="orange", ls="-.", label=f"fit N* {human(plan.optimal_fit['params'])}"
-    )
-    ax2.set(xscale="log", xlabel="parameters N", ylabel="predicted loss", title=f"Iso-FLOP profile at C = {c_ref:.2e}")
-    ax2.legend(fontsize=8)
-    return save_figure(fig, path)
+
+def _iso_flop_profile(ax: Any, plan: Plan, fit: ScalingFit, n_range: tuple) -> None:
+    """The right panel: the fit's loss along the plan's iso-FLOP line, with the plan's size and both optima."""
+    import numpy as np
+
+    c_ref = plan.optimal["flops"]
+    iso_n = np.logspace(np.log10(n_range[0]), np.log10(n_range[1]), 300)
+    ax.plot(iso_n, fit.loss(iso_n, c_ref / (6 * iso_n)), color="tab:blue")
+    ax.axvline(plan.params, color="black", ls="--", label=f"plan {human(plan.params)}")
+    ax.axvline(plan.optimal["params"], color="red", ls=":", label=f"rule N* {human(plan.optimal['params'])}")
+    ax.axvline(plan.optimal_fit["params"], color="orange", ls="-.", label=f"fit N* {human(plan.optimal_fit['params'])}")
+    ax.set(xscale="log", xlabel="parameters N", ylabel="predicted loss", title=f"Iso-FLOP profile at C = {c_ref:.2e}")
+    ax.legend(fontsize=8)
 
 
 def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> dict[str, Any]:
