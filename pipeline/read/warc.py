@@ -152,13 +152,7 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
                 if pending is not None:  # the damaged header and the failure are one bad region
                     yield self._count(pending)
                     pending, in_bad_region = None, True
-                if current is not None:
-                    bad = current
-                elif last_start is not None:
-                    end = self._record_end(f, last_start, is_gz)
-                    bad = last_start + 1 if end is None else end if is_gz else _skip_space(f, end)
-                else:
-                    bad = pos
+                bad = self._failure_start(f, current, last_start, pos, is_gz)
                 following = self._next_start(f, bad + 1, is_gz)
                 if not in_bad_region:
                     rule = "corrupt_record" if following is not None else self._classify(f, bad, is_gz, size)
@@ -170,13 +164,38 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
             if resume is not None:
                 pos, in_bad_region = resume, False
                 continue
-            problem = self._verify_tail(f, last_start, pos, is_gz, size)
-            if pending is not None and problem != ("truncated_file", last_start):
-                yield self._count(pending)
-            if problem is not None and not (in_bad_region and last_start is None):
-                rule, where = problem
-                yield self._count(placeholder(self.source, file, where, rule, "damage after the last readable record"))
+            yield from self._at_end(f, file, pending, last_start, pos, in_bad_region, is_gz, size)
             return
+
+    def _failure_start(self, f: IO[bytes], current: int | None, last_start: int | None, pos: int, is_gz: bool) -> int:
+        """Where the bad region of a read failure starts: the record being read, else just after the last record
+        read (its end; past blank lines in a plain WARC), else where this pass began."""
+        if current is not None:
+            return current
+        if last_start is not None:
+            end = self._record_end(f, last_start, is_gz)
+            return last_start + 1 if end is None else end if is_gz else _skip_space(f, end)
+        return pos
+
+    def _at_end(
+        self,
+        f: IO[bytes],
+        file: str,
+        pending: Document | None,
+        last_start: int | None,
+        pos: int,
+        in_bad_region: bool,
+        is_gz: bool,
+        size: int,
+    ) -> DocumentsPipeline:
+        """The iterator ran out: the damaged header still pending (unless it is the file's cut last record, which
+        the tail check reports) and any damage after the last readable record (unless already in a bad region)."""
+        problem = self._verify_tail(f, last_start, pos, is_gz, size)
+        if pending is not None and problem != ("truncated_file", last_start):
+            yield self._count(pending)
+        if problem is not None and not (in_bad_region and last_start is None):
+            rule, where = problem
+            yield self._count(placeholder(self.source, file, where, rule, "damage after the last readable record"))
 
     def _count(self, doc: Document) -> Document:
         self.stat_update(doc.metadata["read_error"])

@@ -84,12 +84,9 @@ def _wide(ci: dict[str, list[float]] | None) -> bool:
 
 
 def render_report(report: dict[str, Any]) -> str:
-    fit, ladder = report["fit"], report["ladder"]
-
-    def ci(name: str) -> str:
-        low_high = (fit.get("ci") or {}).get(name)
-        return f" [{low_high[0]:.3g}, {low_high[1]:.3g}]" if low_high else ""
-
+    """``ladder_report.md``: the runs, the fitted law, the frontier around the budget, the plan it implies, the
+    held-out check and the figure."""
+    ladder = report["ladder"]
     lines = [
         f"# Scaling ladder: {Path(ladder['config']['output']).name}",
         "",
@@ -105,7 +102,24 @@ def render_report(report: dict[str, Any]) -> str:
             f"| {r['width']} | {r['layers']} | {r['params']:,} | {r['non_embedding_params']:,} | {r['tokens']:,} | "
             f"{r['tokens'] / r['params']:.2f} | {r['batch_tokens']:,} | {r['lr']:.2e} | {r['loss']:.4f} |"
         )
-    lines += [
+    lines += _law_lines(report["fit"], ladder.get("notes", []))
+    lines += _frontier_lines(report)
+    lines += _plan_lines(report)
+    if report.get("holdout_check"):
+        lines += holdout_lines(report["holdout_check"])
+    lines += ["", "![fit](fit.png)", ""]
+    return "\n".join(lines)
+
+
+def _law_lines(fit: dict[str, Any], ladder_notes: list[str]) -> list[str]:
+    """The fitted law with its 95 % intervals, the compute it was fitted over, a caution when it is poorly
+    determined, and the fit's and the ladder's notes."""
+
+    def ci(name: str) -> str:
+        low_high = (fit.get("ci") or {}).get(name)
+        return f" [{low_high[0]:.3g}, {low_high[1]:.3g}]" if low_high else ""
+
+    lines = [
         "",
         "## Fitted law",
         "",
@@ -122,13 +136,18 @@ def render_report(report: dict[str, Any]) -> str:
             "more than a factor of 10): its frontier and plan below are not to be trusted; add sizes or token "
             "counts, or larger ones (docs/scaling.md)"
         )
-    for note in fit.get("notes", []) + ladder.get("notes", []):
+    for note in fit.get("notes", []) + ladder_notes:
         lines.append(f"- note: {note}")
+    return lines
+
+
+def _frontier_lines(report: dict[str, Any]) -> list[str]:
+    """The compute-optimal frontier around the team's budget (or, without one, around the largest run)."""
     if report.get("budget_flops"):
-        lines += ["", f"## Compute-optimal frontier around the team's budget ({report['budget_flops']:.3g} FLOPs)"]
+        lines = ["", f"## Compute-optimal frontier around the team's budget ({report['budget_flops']:.3g} FLOPs)"]
     else:
         why = "the team's plan could not be made" if report.get("plan_error") else "no team budget given"
-        lines += ["", f"## Compute-optimal frontier (around the ladder's largest run; {why})"]
+        lines = ["", f"## Compute-optimal frontier (around the ladder's largest run; {why})"]
     lines += ["", "| FLOPs | N* | D* | tokens/param | predicted loss |", "|---:|---:|---:|---:|---:|"]
     if not report["frontier"]:
         lines.append("| — | — | — | — | the law has no usable optimum here |")
@@ -137,9 +156,14 @@ def render_report(report: dict[str, Any]) -> str:
             f"| {row['flops']:.3g} | {row['params']:.3g} | {row['tokens']:.3g} | {row['tokens_per_param']:.1f} | "
             f"{row['loss']:.3f} |"
         )
+    return lines
+
+
+def _plan_lines(report: dict[str, Any]) -> list[str]:
+    """The training plan the fitted law implies for the team's options, or why it could not be made."""
     plan = report.get("plan")
     if plan is not None:
-        lines += [
+        lines = [
             "",
             "## The plan it implies",
             "",
@@ -148,10 +172,7 @@ def render_report(report: dict[str, Any]) -> str:
             f"on {plan['gpus']} × {plan['gpu']['name']}; predicted loss {plan['predicted_loss']:.3f}.",
         ]
         lines += [f"- {v}" for v in plan.get("verdicts", [])]
-        lines += [f"- {n}" for n in plan.get("notes", [])]
-    elif report.get("plan_error"):
-        lines += ["", f"The plan could not be made: {report['plan_error']}"]
-    if report.get("holdout_check"):
-        lines += holdout_lines(report["holdout_check"])
-    lines += ["", "![fit](fit.png)", ""]
-    return "\n".join(lines)
+        return lines + [f"- {n}" for n in plan.get("notes", [])]
+    if report.get("plan_error"):
+        return ["", f"The plan could not be made: {report['plan_error']}"]
+    return []
