@@ -107,43 +107,9 @@ def build_executor(
     logging_dir = str(logging_dir)
     if config.kind == "local":
         workers = local_workers(config, tasks, input_bytes)
-        if min(workers, tasks) > 1:
-            preload_forkserver(pipeline)
-
-        if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
-            label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"
-            return UsageProgressExecutor(
-                pipeline=pipeline,
-                tasks=tasks,
-                workers=min(workers, tasks),
-                logging_dir=logging_dir,
-                depends=depends,
-                label=label,
-            )
-        return UsageLocalExecutor(
-            pipeline=pipeline, tasks=tasks, workers=min(workers, tasks), logging_dir=logging_dir, depends=depends
-        )
+        return _local_executor(pipeline, tasks, min(workers, tasks), logging_dir, job_name, depends)
     if config.kind == "slurm":
-        from pipeline.slurm import WaitingSlurmExecutor
-
-        slurm = config.slurm
-        assert slurm is not None  # validated by ExecutorConfig
-        return WaitingSlurmExecutor(
-            pipeline=pipeline,
-            tasks=tasks,
-            workers=workers,
-            time=slurm.time,
-            partition=slurm.partition,
-            cpus_per_task=slurm.cpus_per_task,
-            mem_per_cpu_gb=slurm.mem_per_cpu_gb,
-            qos=slurm.qos or "normal",
-            sbatch_args=slurm.sbatch_args or None,
-            venv_path=slurm.venv_path or (None if slurm.env_command else running_venv()),
-            env_command=slurm.env_command,
-            job_name=job_name,
-            logging_dir=logging_dir,
-            depends=depends,
-        )
+        return _slurm_executor(config, pipeline, tasks, workers, logging_dir, job_name, depends)
     ray_cfg = config.ray
     ensure_ray(ray_cfg.address if ray_cfg else None)
     from pipeline.ray_engine import UsageRayExecutor
@@ -155,6 +121,54 @@ def build_executor(
         logging_dir=logging_dir,
         cpus_per_task=ray_cfg.cpus_per_task if ray_cfg else 1,
         mem_per_cpu_gb=ray_cfg.mem_per_cpu_gb if ray_cfg else 2,
+        depends=depends,
+    )
+
+
+def _local_executor(
+    pipeline: list[PipelineStep], tasks: int, workers: int, logging_dir: str, job_name: str, depends: Any
+) -> UsageLocalExecutor | UsageProgressExecutor:
+    """Ranks in processes of this machine (forked from a preloaded forkserver when more than one runs at once),
+    with a progress line when the CLI asked for one."""
+    if workers > 1:
+        preload_forkserver(pipeline)
+
+    if progress.mode() != "off":  # the CLI asked for a progress line (pipeline.progress)
+        label = job_name if job_name.startswith("curate") else f"{job_name} {Path(logging_dir).name}"
+        return UsageProgressExecutor(
+            pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, depends=depends, label=label
+        )
+    return UsageLocalExecutor(pipeline=pipeline, tasks=tasks, workers=workers, logging_dir=logging_dir, depends=depends)
+
+
+def _slurm_executor(
+    config: ExecutorConfig,
+    pipeline: list[PipelineStep],
+    tasks: int,
+    workers: int,
+    logging_dir: str,
+    job_name: str,
+    depends: Any,
+) -> Any:
+    """A Slurm job array as the recipe's ``executor.slurm`` describes (the caller waits for it to finish)."""
+    from pipeline.slurm import WaitingSlurmExecutor
+
+    slurm = config.slurm
+    assert slurm is not None  # validated by ExecutorConfig
+    return WaitingSlurmExecutor(
+        pipeline=pipeline,
+        tasks=tasks,
+        workers=workers,
+        time=slurm.time,
+        partition=slurm.partition,
+        cpus_per_task=slurm.cpus_per_task,
+        mem_per_cpu_gb=slurm.mem_per_cpu_gb,
+        qos=slurm.qos or "normal",
+        sbatch_args=slurm.sbatch_args or None,
+        venv_path=slurm.venv_path or (None if slurm.env_command else running_venv()),
+        env_command=slurm.env_command,
+        job_name=job_name,
+        logging_dir=logging_dir,
         depends=depends,
     )
 

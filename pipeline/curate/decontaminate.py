@@ -225,26 +225,25 @@ class EvalIndex:
                 counts["windows"] += len(hashes)
             self.stats[name] = counts
         #: (window length, whole item?) -> (set of hashes, sorted hashes, item of each, offset of each)
-        self.tables: list[tuple[int, bool, set[int], np.ndarray, np.ndarray, np.ndarray]] = []
-        for long_item, (hash_lists, items, offsets) in collected.items():
-            if not hash_lists:
-                continue
-            all_hashes, all_items = np.concatenate(hash_lists), np.concatenate(items)
-            all_offsets = np.concatenate(offsets)
-            # several short items may share their first words: keep them all (each is checked in full)
-            order = np.argsort(all_hashes, kind="stable")
-            sorted_hashes = all_hashes[order]
-            length = self.ngram if long_item else self.prefix
-            self.tables.append(
-                (
-                    length,
-                    not long_item,
-                    set(sorted_hashes.tolist()),
-                    sorted_hashes,
-                    all_items[order],
-                    all_offsets[order],
-                )
-            )
+        self.tables: list[tuple[int, bool, set[int], np.ndarray, np.ndarray, np.ndarray]] = [
+            self._table(long_item, hash_lists, items, offsets)
+            for long_item, (hash_lists, items, offsets) in collected.items()
+            if hash_lists
+        ]
+
+    def _table(
+        self, long_item: bool, hash_lists: list[np.ndarray], items: list[np.ndarray], offsets: list[np.ndarray]
+    ) -> tuple[int, bool, set[int], np.ndarray, np.ndarray, np.ndarray]:
+        """One table from the items' window hashes: its window length, whether a hit must be checked against the
+        whole item (a short item), a set for the common no-hit answer, and the hashes sorted with their items
+        and offsets for the hits."""
+        all_hashes, all_items = np.concatenate(hash_lists), np.concatenate(items)
+        all_offsets = np.concatenate(offsets)
+        # several short items may share their first words: keep them all (each is checked in full)
+        order = np.argsort(all_hashes, kind="stable")
+        sorted_hashes = all_hashes[order]
+        length = self.ngram if long_item else self.prefix
+        return length, not long_item, set(sorted_hashes.tolist()), sorted_hashes, all_items[order], all_offsets[order]
 
     def save(self, path: Path, card: dict) -> None:
         """Write the index as plain arrays (``pipeline.checked_arrays``: no pickle, checked by SHA-256)."""

@@ -17,7 +17,7 @@ import os
 from contextlib import ExitStack
 
 import numpy as np
-from datatrove.data import DocumentsPipeline
+from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline.atomic import atomic_open, write_json_atomic
@@ -79,7 +79,6 @@ class DedupSignatureStep(PipelineStep):
         kinds: dict[str, list[int]] = {}  # per source: documents of each kind
         runs: dict[str, list[int]] = {"bands": [], "exact": [], "docs": []}
         chunk = _Chunk(cfg.num_perm)
-        empty_sig = hasher.empty
         with ExitStack() as stack:
             out = {
                 suffix: stack.enter_context(atomic_open(paths[suffix], "wb"))
@@ -94,14 +93,7 @@ class DedupSignatureStep(PipelineStep):
                     meta = doc.metadata
                     source = str(meta.get("source") or "default")
                     code = sources.setdefault(source, len(sources))
-                    if meta.get("read_error"):
-                        kind, sig, hi, lo = KIND_INVALID, empty_sig, 0, 0
-                    else:
-                        mode = choose_mode(cfg, meta.get("language"))
-                        hashes, kind, (hi, lo) = document_hashes(
-                            doc.text, cfg.shingle_size, cfg.char_shingle_size, mode, cfg.max_chars
-                        )
-                        sig = hasher.signature(hashes) if kind == KIND_NORMAL else empty_sig
+                    kind, sig, hi, lo = self._hashed(doc, hasher)
                     at = len(chunk)
                     chunk.sig[at] = sig
                     chunk.cols[at] = (hi, lo, len(doc.text), kind, code)
@@ -131,6 +123,16 @@ class DedupSignatureStep(PipelineStep):
         record_peak(os.path.dirname(self.signature_dir), "signatures", rank)
         return
         yield  # makes this a generator, as datatrove steps are (never reached)
+
+    def _hashed(self, doc: Document, hasher: MinHasher) -> tuple[int, np.ndarray, int, int]:
+        """A document's kind, MinHash signature and exact hash (high, low): a read error is invalid and a
+        document too short or empty for shingles gets the empty signature (exact dedup only)."""
+        cfg = self.config
+        if doc.metadata.get("read_error"):
+            return KIND_INVALID, hasher.empty, 0, 0
+        mode = choose_mode(cfg, doc.metadata.get("language"))
+        hashes, kind, (hi, lo) = document_hashes(doc.text, cfg.shingle_size, cfg.char_shingle_size, mode, cfg.max_chars)
+        return kind, hasher.signature(hashes) if kind == KIND_NORMAL else hasher.empty, hi, lo
 
     def _flush(self, chunk: _Chunk, out: dict, ids: store.IdStore, runs: dict[str, list[int]]) -> None:
         """Append the chunk to the rank's files: rows as they came, bands and exact hashes as sorted runs."""

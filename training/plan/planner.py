@@ -144,28 +144,32 @@ def plan(
     if convention not in ("palm", "causal", "6n"):
         raise PlanError(f"convention: {convention!r} is not one of palm, causal, 6n")
     shape, params = _resolve_model(model)
+    return _plan_for(shape, params, data, hardware, budget, fit_model, convention, tokens_per_param)
+
+
+def _plan_for(
+    shape: ModelShape | None,
+    params: float | None,
+    data: Data,
+    hardware: Hardware,
+    budget: Budget,
+    fit_model: ScalingFit,
+    convention: Convention,
+    tokens_per_param: float,
+) -> Plan:
+    """``plan`` once its inputs are resolved and checked: size the run, place it against the optimum, judge it."""
     budget_flops = budget.to_flops(hardware)
     notes: list[str] = []
     warnings: list[str] = [HOFFMANN_WARNING] if fit_model.name == "hoffmann" else []
     law = _Law(fit_model, tokens_per_param)
 
-    tokens = data.tokens
-    if params is None:
-        params, tokens = _derive_size(tokens, budget_flops, law, notes)
-    fpt = flops_per_token(params, shape, hardware.seq_len, convention)
-    if shape is None:
-        notes.append("no model shape: FLOPs/token = 6N (attention term left out), activations not estimated")
-    if tokens is None:
-        tokens = _derive_tokens(params, fpt, budget_flops, data, law, notes)
+    params, tokens, fpt = _size(shape, params, data, hardware, budget_flops, law, convention, notes)
     flops = fpt * tokens
     reference_c = budget_flops if budget_flops is not None else 6 * params * tokens  # Chinchilla's C = 6ND
     n_rule, d_rule = optimal_by_rule(reference_c, tokens_per_param)
     n_fit, d_fit = fit_model.optimal(reference_c)
     # the optimum the verdicts measure against: the fitted law's when the team fitted one, else the rule's
     n_opt, d_opt, tpp_opt = (n_fit, d_fit, d_fit / n_fit) if law.fitted else (n_rule, d_rule, tokens_per_param)
-    ratio = tokens / params
-    gpu = hardware.device
-    gpu_hours = flops / (gpu.peak_flops * hardware.mfu) / 3600
     memory = _memory(params, shape, hardware, notes)
     domain, verdicts, data_section = _verdicts(data, params, tokens, (n_opt, d_opt, tpp_opt), fit_model)
     warnings += _extrapolation_warnings(fit_model, reference_c) if law.fitted else []
@@ -180,27 +184,15 @@ def plan(
         convention=convention,
         flops=flops,
         pf_days=flops / PF_DAY,
-        tokens_per_param=ratio,
+        tokens_per_param=tokens / params,
         verdicts=verdicts,
         warnings=warnings,
-        optimal=dict(
-            params=n_rule,
-            tokens=d_rule,
-            method=f"{tokens_per_param:g} tokens/param",
-            tokens_per_param=tokens_per_param,
-            flops=reference_c,
-            loss=fit_model.loss(n_rule, d_rule),  # the fit's loss at the rule's optimum (what the verdict compares)
-        ),
+        optimal=_rule_optimum(fit_model, n_rule, d_rule, tokens_per_param, reference_c),
         optimal_fit=_optimal_fit(fit_model, n_fit, d_fit, n_rule, d_rule, tokens_per_param),
         law_used=law.name,
         predicted_loss=fit_model.loss(params, tokens),
         memory=memory,
-        gpu={"name": gpu.name, "bf16_tflops": gpu.bf16_tflops, "memory_gib": gpu.memory_gib},
-        gpus=hardware.gpus,
-        mfu=hardware.mfu,
-        gpu_hours=gpu_hours,
-        wall_hours=gpu_hours / hardware.gpus,
-        cost=gpu_hours * hardware.price_per_gpu_hour if hardware.price_per_gpu_hour else None,
+        **_gpu_time_and_cost(flops, hardware),
         budget_flops=budget_flops,
         data=data_section | {"min_tokens": data.min_tokens},
         domain=domain,
@@ -210,6 +202,57 @@ def plan(
     )
     result.verdicts.extend(r.verdict(result) for r in VERDICT_RULES if r.verdict and r.fires(result, Limits()))
     return result
+
+
+def _size(
+    shape: ModelShape | None,
+    params: float | None,
+    data: Data,
+    hardware: Hardware,
+    budget_flops: float | None,
+    law: _Law,
+    convention: Convention,
+    notes: list[str],
+) -> tuple[float, float, float]:
+    """Parameters, tokens and FLOPs per token of the run: those given, the rest derived (no model: the
+    compute-optimal size for the budget or the tokens; no tokens: the budget's, else compute-optimal)."""
+    tokens = data.tokens
+    if params is None:
+        params, tokens = _derive_size(tokens, budget_flops, law, notes)
+    fpt = flops_per_token(params, shape, hardware.seq_len, convention)
+    if shape is None:
+        notes.append("no model shape: FLOPs/token = 6N (attention term left out), activations not estimated")
+    if tokens is None:
+        tokens = _derive_tokens(params, fpt, budget_flops, data, law, notes)
+    return params, tokens, fpt
+
+
+def _rule_optimum(
+    fit_model: ScalingFit, n_rule: float, d_rule: float, tokens_per_param: float, reference_c: float
+) -> dict[str, Any]:
+    """``Plan.optimal``: the tokens-per-parameter rule's compute-optimal size and tokens at ``reference_c``."""
+    return dict(
+        params=n_rule,
+        tokens=d_rule,
+        method=f"{tokens_per_param:g} tokens/param",
+        tokens_per_param=tokens_per_param,
+        flops=reference_c,
+        loss=fit_model.loss(n_rule, d_rule),  # the fit's loss at the rule's optimum (what the verdict compares)
+    )
+
+
+def _gpu_time_and_cost(flops: float, hardware: Hardware) -> dict[str, Any]:
+    """The ``Plan`` fields of the hardware: the GPU, how many, the MFU, GPU- and wall-clock hours, the cost."""
+    gpu = hardware.device
+    gpu_hours = flops / (gpu.peak_flops * hardware.mfu) / 3600
+    return {
+        "gpu": {"name": gpu.name, "bf16_tflops": gpu.bf16_tflops, "memory_gib": gpu.memory_gib},
+        "gpus": hardware.gpus,
+        "mfu": hardware.mfu,
+        "gpu_hours": gpu_hours,
+        "wall_hours": gpu_hours / hardware.gpus,
+        "cost": gpu_hours * hardware.price_per_gpu_hour if hardware.price_per_gpu_hour else None,
+    }
 
 
 def _verdicts(
