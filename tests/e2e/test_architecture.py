@@ -170,7 +170,7 @@ def _unit_cycles(graph) -> list[set[str]]:
 UNIT_ORDER = [
     # pipeline: what every step shares, then the readers, the stages, the recipe, the run
     "pipeline", "pipeline.errors", "pipeline.atomic", "pipeline.console", "pipeline.env", "pipeline.markdown",
-    "pipeline.figures", "pipeline.orphans", "pipeline.text", "pipeline.usage", "pipeline.wording",
+    "pipeline.figures", "pipeline.charts", "pipeline.orphans", "pipeline.text", "pipeline.usage", "pipeline.wording",
     "pipeline.report_check",
     "pipeline.slurm_launch", "pipeline.redact", "pipeline.base", "pipeline.config_base", "pipeline.lock",
     "pipeline.local_executor", "pipeline.ranks", "pipeline.shards", "pipeline.ownership", "pipeline.progress",
