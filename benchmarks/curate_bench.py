@@ -16,6 +16,7 @@ machine's packages installed under /usr/share/doc (the first N by path, written 
 left out). The ratio is datatrove's CPU-s over tokenmill's on the same input.
 
     python benchmarks/curate_bench.py [--sizes 1000,5000] [--reference-pages 1000] [--real 200] [--work DIR]
+    python benchmarks/curate_bench.py --pages 5000      (= --sizes 1000,5000 --reference-pages 5000)
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,5000", help="two generated crawl sizes (pages) for the marginal rate")
     parser.add_argument("--reference-pages", type=int, default=None, help="crawl size for datatrove (first size)")
+    parser.add_argument(
+        "--pages", type=int, default=None, help="shorthand: --sizes N/5,N --reference-pages N (the earlier flag)"
+    )
     parser.add_argument("--docs", type=int, default=20, help="documents of the one-off JSONL run")
     parser.add_argument("--real", type=int, default=200, help="real HTML pages from /usr/share/doc (0: none)")
     parser.add_argument("--skip-reference", action="store_true")
@@ -133,6 +137,8 @@ def main() -> None:
     subreaper = become_subreaper()
     work = Path(args.work or tempfile.mkdtemp(prefix="curate-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.pages:
+        args.sizes, args.reference_pages = f"{max(1, args.pages // 5)},{args.pages}", args.reference_pages or args.pages
     small, large = (int(s) for s in args.sizes.split(","))
     reference_pages = args.reference_pages or small
     rows: list[tuple[str, str, dict, dict | None]] = []  # (pipeline, input, tokenmill-or-reference row, ref)

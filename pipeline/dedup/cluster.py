@@ -9,8 +9,9 @@ that survives a cluster, addressed by its position in the rank) and, written las
 
 1. **Verification**: a candidate pair counts only if the share of equal signature values (the estimated
    Jaccard similarity) is at least ``threshold`` (in batches of ``VERIFY_CHUNK`` pairs).
-2. **Clusters**: connected components of the verified pairs (``scipy.sparse.csgraph`` over the pairs'
-   endpoints only; the same partition as union-find), each exact group standing behind its head.
+2. **Clusters**: connected components of the verified pairs (``component_labels`` over the pairs' endpoints
+   only; the partition ``scipy.sparse.csgraph`` finds, without importing scipy), each exact group standing
+   behind its head.
 3. **Survivor** of each cluster, deterministic: an index entry (already published by an earlier run) wins;
    otherwise the document whose source has the highest ``priority`` (recipe ``sources[].priority``), then the
    longest text, then the smallest id (string order), then the position in the input.
@@ -73,6 +74,33 @@ class Nodes:
         return records.preference_sorted(self.signatures)
 
 
+def component_labels(k: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A label per node ``0..k-1``, equal exactly for the nodes connected by edges ``(u[i], v[i])``: each
+    component's smallest node, by min-label propagation with pointer jumping (NumPy only).
+
+    Why not ``scipy.sparse.csgraph.connected_components``: importing ``scipy.sparse`` costs ~0.35 CPU-s per
+    process (it clones NumPy's namespace, loading ``numpy.f2py`` and ``numpy.testing``), paid by every
+    ``tokenmill curate`` run with one near-duplicate pair; nothing else on that path needs scipy. Only the
+    partition matters (survivors are chosen per component, ``Nodes.preference``), and it is the same.
+    """
+    labels = np.arange(k, dtype=np.int64)
+    if not len(u):
+        return labels
+    while True:
+        low = np.minimum(labels[u], labels[v])
+        before = labels.copy()
+        np.minimum.at(labels, u, low)
+        np.minimum.at(labels, v, low)
+        labels = labels[labels]  # pointer jumping: a label points at a smaller node of the same component
+        while True:
+            jumped = labels[labels]
+            if np.array_equal(jumped, labels):
+                break
+            labels = jumped
+        if np.array_equal(labels, before):
+            return labels
+
+
 def _lookup(keys_sorted: np.ndarray, values: np.ndarray, queries: np.ndarray, missing: int = -1) -> np.ndarray:
     """``values`` of ``queries`` in ``keys_sorted`` (``missing`` where absent)."""
     out = np.full(len(queries), missing, dtype=np.int64)
@@ -129,14 +157,9 @@ class Graph:
         self.survivor = self.graph_nodes.copy()
         self.comp_docs = self.group_size(self.graph_nodes)
         if len(verified):
-            from scipy.sparse import coo_matrix
-            from scipy.sparse.csgraph import connected_components
-
             k = len(self.graph_nodes)
             u, v = np.searchsorted(self.graph_nodes, verified[:, 0]), np.searchsorted(self.graph_nodes, verified[:, 1])
-            _, labels = connected_components(
-                coo_matrix((np.ones(len(u), np.int8), (u, v)), shape=(k, k)), directed=False
-            )
+            labels = component_labels(k, u, v)
             order = nodes.preference(self.graph_nodes, labels)
             new = np.ones(k, dtype=bool)
             new[1:] = labels[order][1:] != labels[order][:-1]

@@ -264,3 +264,29 @@ def test_parquet_and_jsonl_in_one_folder(tmp_path: Path) -> None:
     assert {row["id"], row["duplicate_of"]} == {"p1", "j1"} and row["rule"] == "near_duplicate"
     assert result.per_source["mixed"].input == 3 and result.accounting_ok
     assert result.params["tasks"] == 2  # one rank per input file by default
+
+
+def test_components_are_the_partition_scipy_finds():
+    """``component_labels`` replaces ``scipy.sparse.csgraph.connected_components`` (not imported on the curate
+    path): the same grouping of nodes on random graphs, chains and stars, isolated nodes included."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from pipeline.dedup.cluster import component_labels
+
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        k = int(rng.integers(2, 200))
+        if trial % 3 == 0:  # a chain in random order: the longest way for a label to travel
+            order = rng.permutation(k)
+            u, v = order[:-1], order[1:]
+        elif trial % 3 == 1:  # a star and strays
+            u, v = np.zeros(k // 2, np.int64), rng.integers(0, k, k // 2)
+        else:
+            m = int(rng.integers(1, k))
+            u, v = rng.integers(0, k, m), rng.integers(0, k, m)
+        ours = component_labels(k, u, v)
+        _, theirs = connected_components(coo_matrix((np.ones(len(u)), (u, v)), shape=(k, k)), directed=False)
+        pairs = set(zip(ours.tolist(), theirs.tolist(), strict=True))
+        assert len(pairs) == len(set(ours.tolist())) == len(set(theirs.tolist()))
