@@ -137,9 +137,10 @@ def train_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     set_aside_other_training(Path(config.output), cache_key)
     # one process trains in-process (the demo); n_gpus > 1 launches accelerate with one process per GPU
     logger = get_run_logger()
-    return launch_training(
+    summary = launch_training(
         config, num_processes=config.n_gpus, logger=logger, on_event=lambda kind, value: log_launch(logger, kind, value)
     )
+    return summary.to_dict()  # the task's result is JSON (flows/results.py)
 
 
 def set_aside_other_training(output: Path, cache_key: str) -> Path | None:

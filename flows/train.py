@@ -54,7 +54,7 @@ def train(
         markdown=without_images((output / "train_report.md").read_text(encoding="utf-8")),
         description=f"tokenmill training run {output}",
     )
-    return summary
+    return summary.to_dict()
 
 
 def log_launch(logger: Any, kind: str, value: Any) -> None:

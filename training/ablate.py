@@ -372,18 +372,19 @@ def train_arms(
         run = done[key].parent
         progress.start_run(f"{arm} seed {seed}", planned)
         summary = run_training(configs[key], on_step=progress.on_step)
-        if summary["status"] != "completed":
-            raise AblateError(f"{run}: training {summary['status']}; rerun to continue")
+        if summary.status != "completed":
+            raise AblateError(f"{run}: training {summary.status}; rerun to continue")
+        assert summary.final is not None, "a completed run exports its model"
         progress.evaluating(f"bits per byte on {len(references)} references" + (" and tasks" if settings.tasks else ""))
         seq_len = settings.seq_len or configs[key].seq_len or 512
-        measured = {name: bits_per_byte(summary["final"], texts, seq_len) for name, texts in references.items()}
+        measured = {name: bits_per_byte(summary.final, texts, seq_len) for name, texts in references.items()}
         results[arm][seed] = {
             "arm": arm,
             "seed": seed,
-            "tokens": summary["tokens"],
-            "steps": summary["step"],
-            "params": summary["params"],
-            "final_loss": summary["final_loss"],
+            "tokens": summary.tokens,
+            "steps": summary.step,
+            "params": summary.params,
+            "final_loss": summary.final_loss,
             "bpb": {name: m["bpb"] for name, m in measured.items()},
             "reference_bytes": {name: m["bytes"] for name, m in measured.items()},
             "doc_bits": {name: m["doc_bits"] for name, m in measured.items()},
@@ -392,7 +393,7 @@ def train_arms(
         if settings.tasks:
             from training.evals.run import evaluate_model
 
-            results[arm][seed]["tasks"] = evaluate_model(summary["final"], settings.tasks).to_dict()
+            results[arm][seed]["tasks"] = evaluate_model(summary.final, settings.tasks).to_dict()
         done[key].write_text(json.dumps(results[arm][seed], indent=2) + "\n", encoding="utf-8")
         progress.end_run()
         say(f"{arm} seed {seed}: " + ", ".join(f"{n} {v:.4f}" for n, v in results[arm][seed]["bpb"].items()))

@@ -22,6 +22,7 @@ from typing import Any
 from pipeline.errors import TokenmillError
 from training.config import TrainConfig, dump_train_config
 from training.preflight import preflight
+from training.report import TrainSummary
 from training.train import holding_output, run_training
 
 LAUNCH_CONFIG = "launch_config.yaml"
@@ -74,7 +75,7 @@ def launch_training(
     in_process: bool | None = None,
     logger: Any = None,
     on_event: Callable[[str, Any], None] | None = None,
-) -> dict[str, Any]:
+) -> TrainSummary:
     """Train ``settings``: in-process, or preflight → dump config → ``accelerate launch`` → run; the summary.
 
     ``in_process``: None decides by the launch (one process and no accelerate config: in-process).
@@ -97,7 +98,7 @@ def _launch(
     num_processes: int | None,
     logger: Any,
     on_event: Callable[[str, Any], None] | None,
-) -> dict[str, Any]:
+) -> TrainSummary:
     event = on_event or (lambda _kind, _value: None)
     event("preflight", preflight(settings, world_size=num_processes))  # refuse before starting N processes
     request = Path(settings.output) / LAUNCH_CONFIG
@@ -108,4 +109,4 @@ def _launch(
     if code != 0:
         raise LaunchFailed(code, tail)
     report = json.loads((Path(settings.output) / "train_report.json").read_text(encoding="utf-8"))
-    return report["summary"]
+    return TrainSummary.from_dict(report["summary"])

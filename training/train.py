@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +63,7 @@ from training.modeling import (
 )
 from training.parallel import accelerator_kwargs, check_fp8, check_tp, clip_grad_norm, tensor_parallel
 from training.preflight import GateError, data_world, gate, gate_message, resolve_config
-from training.report import summary_of, write_report
+from training.report import TrainSummary, summary_of, write_report
 from training.schedule import from_config
 from training.steps import (
     TrainingDiverged,
@@ -151,7 +151,7 @@ class Run:
         }
 
 
-def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]], None] | None = None) -> dict:
+def run_training(config: TrainConfig, *, on_step: Callable[[int, dict[str, Any]], None] | None = None) -> TrainSummary:
     """Train (or resume, or finish) the run ``config`` describes; return a summary with the output paths.
 
     ``on_step(step, info)`` is called on every process after each optimizer step (tests use it to send a
@@ -187,7 +187,7 @@ def holding_output(output: str | Path) -> Iterator[None]:
                 os.environ[HELD_BY_LAUNCHER] = previous
 
 
-def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] | None) -> dict:
+def _train(config: TrainConfig, on_step: Callable[[int, dict[str, Any]], None] | None) -> TrainSummary:
     import torch
 
     run, say = _set_up(config)
@@ -467,7 +467,7 @@ def _evaluate_and_log(run: Run, say: Say) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- done
 
 
-def _finish(run: Run, say: Say, stopped: str | None, row: dict[str, Any], eval_results: dict[str, Any]) -> dict:
+def _finish(run: Run, say: Say, stopped: str | None, row: dict[str, Any], eval_results: dict[str, Any]) -> TrainSummary:
     """Export a completed run, write the report, return the summary."""
     cfg, accelerator = run.config, run.accelerator
     final = None
@@ -495,12 +495,13 @@ def _finish(run: Run, say: Say, stopped: str | None, row: dict[str, Any], eval_r
 
         say(f"evaluating {final} on {', '.join(cfg.eval_tasks)}")
         tasks = evaluate_model(final, cfg.eval_tasks)
-        summary["tasks"] = tasks.to_dict()
+        summary = replace(summary, tasks=tasks.to_dict())
         for note in tasks.notes:
             say(f"[yellow]note:[/] {note}")
     if run.main:
-        summary.update(write_report(run.output, cfg, run.plan, run.gpu, summary, run.problems))
-        say(f"[bold green]{summary['status']}[/]: step {run.step}/{cfg.max_steps}; report {summary.get('report_md')}")
+        summary = replace(summary, report=write_report(run.output, cfg, run.plan, run.gpu, summary, run.problems))
+        assert summary.report is not None
+        say(f"[bold green]{summary.status}[/]: step {run.step}/{cfg.max_steps}; report {summary.report.report_md}")
     accelerator.wait_for_everyone()
     return summary
 
@@ -526,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingDiverged as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(json.dumps({k: summary[k] for k in ("status", "step", "final_loss", "final")}), flush=True)
+    print(json.dumps({k: getattr(summary, k) for k in ("status", "step", "final_loss", "final")}), flush=True)
     return 0
 
 

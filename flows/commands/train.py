@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flows.errors import CommandError
 from flows.model_options import options_from
 from training.config import TrainConfig
+
+if TYPE_CHECKING:
+    from training.report import TrainSummary
 
 
 def register(app: typer.Typer) -> None:
@@ -84,25 +87,25 @@ def _print_launch(console, kind: str, value: Any) -> None:
         console.print("launching: " + " ".join(value))
 
 
-def _print_summary(console, summary: dict[str, Any]) -> None:
+def _print_summary(console, summary: TrainSummary) -> None:
     from rich.table import Table
 
     table = Table(show_header=False, box=None, pad_edge=False)
     rows = [
-        ("status", f"{summary['status']} at step {summary['step']}/{summary['max_steps']}"),
-        ("final loss", f"{summary['final_loss']:.4f}" if summary.get("final_loss") is not None else "—"),
-        ("tokens/s", f"{summary['tokens_per_s']:,.0f}" if summary.get("tokens_per_s") else "—"),
-        ("model", summary.get("final") or "— (not finished: rerun the same command to continue)"),
-        ("report", summary.get("report_md") or "—"),
+        ("status", f"{summary.status} at step {summary.step}/{summary.max_steps}"),
+        ("final loss", f"{summary.final_loss:.4f}" if summary.final_loss is not None else "—"),
+        ("tokens/s", f"{summary.tokens_per_s:,.0f}" if summary.tokens_per_s else "—"),
+        ("model", summary.final or "— (not finished: rerun the same command to continue)"),
+        ("report", (summary.report.report_md if summary.report else None) or "—"),
     ]
-    for name, task in ((summary.get("tasks") or {}).get("tasks") or {}).items():
+    for name, task in ((summary.tasks or {}).get("tasks") or {}).items():
         rows.append(
             (
                 f"task {name}",
                 f"accuracy {task['accuracy']:.3f} (chance {task['chance']:.3f}), gold bpb {task['gold_bpb']:.4f}",
             )
         )
-    for source, values in (summary.get("eval") or {}).items():
+    for source, values in (summary.eval or {}).items():
         rows.append((f"held-out {source}", f"loss {values['loss']:.4f}, perplexity {values['ppl']:.2f}"))
     for key, value in rows:
         table.add_row(f"[bold]{key}[/bold]", str(value))

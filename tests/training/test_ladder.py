@@ -103,9 +103,9 @@ def test_a_branch_reproduces_the_uninterrupted_wsd_run(shards: Path, tmp_path: P
     branch = run_training(
         train_config(shards, tmp_path / "branch", max_steps=16, decay_steps=16, branch_from=str(point), **wsd)
     )
-    assert branch["status"] == "completed" and branch["step"] == 16
-    assert branch["final_loss"] == pytest.approx(straight["final_loss"], rel=1e-5)
-    assert branch["eval"]["all"]["loss"] == pytest.approx(straight["eval"]["all"]["loss"], rel=1e-5)
+    assert branch.status == "completed" and branch.step == 16
+    assert branch.final_loss == pytest.approx(straight.final_loss, rel=1e-5)
+    assert branch.eval["all"]["loss"] == pytest.approx(straight.eval["all"]["loss"], rel=1e-5)
     rows = read_rows(tmp_path / "branch" / "metrics.jsonl")
     assert rows[0]["step"] > start  # the branch trains only its cool-down
 

@@ -3,6 +3,7 @@ who launches processes, and that the gate every launch passes is the one the pla
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -14,10 +15,33 @@ from training.config import TrainConfig
 from training.plan.gate import NO_GPU_NOTE, plan_gate, train_plan_options
 from training.plan.options import PlanOptions
 from training.plan.planner import NO_FIT, OVER_BUDGET, RULES, check, plan
+from training.report import TrainSummary
 
 
 def _settings(tmp_path: Path) -> TrainConfig:
     return TrainConfig.model_validate({"shards": str(tmp_path / "shards"), "output": str(tmp_path / "run")})
+
+
+LAUNCHED = TrainSummary(
+    status="completed",
+    step=3,
+    max_steps=3,
+    params=1000,
+    precision="fp32",
+    final_loss=2.5,
+    eval={"all": {"loss": 2.6, "ppl": 13.5}},
+    tokens=96,
+    tokens_per_s=10.0,
+    mfu=None,
+    peak_memory_gib=None,
+    elapsed_s=9.6,
+    resumed_from=None,
+    warnings=[],
+    output="run",
+    final="run/final",
+    metrics="run/metrics.jsonl",
+    checkpoints="run/checkpoints",
+)
 
 
 def test_one_process_trains_in_process_and_several_launch_accelerate(tmp_path: Path, monkeypatch) -> None:
@@ -28,7 +52,7 @@ def test_one_process_trains_in_process_and_several_launch_accelerate(tmp_path: P
 
     def fake_call(command: list[str]) -> int:
         calls.append(" ".join(command))
-        Path(tmp_path / "run" / "train_report.json").write_text('{"summary": {"status": "launched"}}')
+        Path(tmp_path / "run" / "train_report.json").write_text(json.dumps({"summary": LAUNCHED.to_dict()}))
         return 0
 
     monkeypatch.setattr(launch.subprocess, "call", fake_call)
@@ -36,7 +60,7 @@ def test_one_process_trains_in_process_and_several_launch_accelerate(tmp_path: P
     assert launch.launch_training(settings) == {"status": "ok"}
     assert launch.launch_training(settings, num_processes=1) == {"status": "ok"}
     summary = launch.launch_training(settings, num_processes=2, on_event=lambda k, v: events.append((k, v)))
-    assert summary == {"status": "launched"}
+    assert summary == LAUNCHED  # read back from the report the processes wrote
     assert calls[:2] == ["in-process", "in-process"]
     assert "accelerate.commands.launch --num_processes 2 -m training.train" in calls[2]
     assert calls[2].endswith(str(tmp_path / "run" / launch.LAUNCH_CONFIG))

@@ -90,6 +90,6 @@ def test_a_run_under_auto_trains_and_says_its_choice(tmp_path: Path) -> None:
     summary = run_training(
         train_config(make_shards(tmp_path / "data"), tmp_path / "run", cpu_threads="auto", max_steps=8, decay_steps=8)
     )
-    assert summary["status"] == "completed"
+    assert summary.status == "completed"
     if cpu_quota() > 1:
-        assert any(w.startswith("cpu_threads auto:") for w in summary["warnings"]), summary["warnings"]
+        assert any(w.startswith("cpu_threads auto:") for w in summary.warnings), summary.warnings

@@ -20,6 +20,7 @@ from training.config import TrainConfig, TrainConfigError, load_train_config
 from training.metrics import read_rows
 from training.modeling import ModelSetupError
 from training.preflight import GateError, preflight
+from training.report import TrainSummary
 from training.steps import TrainingDiverged
 from training.train import run_training
 
@@ -34,16 +35,16 @@ def shards(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def baseline(shards: Path, tmp_path_factory) -> tuple[Path, dict]:
+def baseline(shards: Path, tmp_path_factory) -> tuple[Path, TrainSummary]:
     """One uninterrupted run: the reference for every resume test."""
     output = tmp_path_factory.mktemp("baseline") / "train"
     summary = run_training(config(shards, output, tensorboard=True))
     return output, summary
 
 
-def test_tiny_preset_trains_loss_falls_and_writes_everything(baseline: tuple[Path, dict]) -> None:
+def test_tiny_preset_trains_loss_falls_and_writes_everything(baseline: tuple[Path, TrainSummary]) -> None:
     output, summary = baseline
-    assert summary["status"] == "completed" and summary["step"] == STEPS
+    assert summary.status == "completed" and summary.step == STEPS
     rows = read_rows(output / "metrics.jsonl")
     assert [r["step"] for r in rows] == list(range(1, STEPS + 1))
     assert all({"step", "loss", "lr", "grad_norm", "tokens_per_s", "peak_memory_gib"} <= set(r) for r in rows)
@@ -53,7 +54,7 @@ def test_tiny_preset_trains_loss_falls_and_writes_everything(baseline: tuple[Pat
     evals = read_rows(output / "eval.jsonl")
     assert [e["step"] for e in evals] == [8, 16]
     assert {"web", "finance", "all"} <= set(evals[-1]) and evals[-1]["web"]["loss"] < evals[0]["web"]["loss"]
-    assert summary["eval"]["finance"]["ppl"] == pytest.approx(2.718281828 ** summary["eval"]["finance"]["loss"])
+    assert summary.eval["finance"]["ppl"] == pytest.approx(2.718281828 ** summary.eval["finance"]["loss"])
     kept = sorted(p.name for p in (output / "checkpoints").iterdir())
     assert kept == ["step_0000012", "step_0000016"]  # keep_last 2
     report = json.loads((output / "train_report.json").read_text())
@@ -66,14 +67,14 @@ def test_tiny_preset_trains_loss_falls_and_writes_everything(baseline: tuple[Pat
     assert saved.warmup_steps == 1 and saved.min_lr == pytest.approx(3e-4)
 
 
-def test_exported_model_loads_with_auto_classes_and_generates(baseline: tuple[Path, dict]) -> None:
+def test_exported_model_loads_with_auto_classes_and_generates(baseline: tuple[Path, TrainSummary]) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from training.generate import generate_sample
 
     output, summary = baseline
-    final = Path(summary["final"])
+    final = Path(summary.final)
     assert (final / "model.safetensors").is_file()
     model = AutoModelForCausalLM.from_pretrained(final)
     tokenizer = AutoTokenizer.from_pretrained(final)
@@ -97,11 +98,11 @@ def test_sigterm_then_rerun_gives_exactly_the_uninterrupted_losses(shards, basel
             os.kill(os.getpid(), signal.SIGTERM)
 
     stopped = run_training(config(shards, output), on_step=terminate_at_5)
-    assert stopped["status"] == "stopped by SIGTERM" and stopped["step"] == 5 and stopped["final"] is None
+    assert stopped.status == "stopped by SIGTERM" and stopped.step == 5 and stopped.final is None
     assert (output / "checkpoints" / "step_0000005" / "trainer_state.json").is_file()
     assert not (output / "final").exists()
     resumed = run_training(config(shards, output))
-    assert resumed["resumed_from"].endswith("step_0000005") and resumed["status"] == "completed"
+    assert resumed.resumed_from.endswith("step_0000005") and resumed.status == "completed"
     reference, got = losses(baseline[0]), losses(output)
     assert sorted(got) == sorted(reference)
     assert max(abs(got[s] - reference[s]) for s in reference) < 1e-6
@@ -116,16 +117,16 @@ def test_a_kill_during_the_first_checkpoint_repeats_no_step(shards, tmp_path) ->
     (output / "checkpoints" / "step_0000003").rename(output / "checkpoints" / "step_0000003.partial")
     shutil.rmtree(output / "final")
     again = run_training(config(shards, output, max_steps=3, ckpt_every=0, eval_every=0))
-    assert again["resumed_from"] is None and again["status"] == "completed"
+    assert again.resumed_from is None and again.status == "completed"
     assert [row["step"] for row in read_rows(output / "metrics.jsonl")] == [1, 2, 3]
 
 
 def test_max_steps_k_then_n_continues_exactly(shards, baseline, tmp_path) -> None:
     output = tmp_path / "train"
     first = run_training(config(shards, output, max_steps=6, ckpt_every=0))
-    assert first["step"] == 6
+    assert first.step == 6
     second = run_training(config(shards, output, max_steps=STEPS, ckpt_every=0))
-    assert second["resumed_from"].endswith("step_0000006")
+    assert second.resumed_from.endswith("step_0000006")
     reference, got = losses(baseline[0]), losses(output)
     assert max(abs(got[s] - reference[s]) for s in reference) < 1e-6
 
@@ -145,7 +146,7 @@ def test_half_written_checkpoints_are_skipped(shards, baseline, tmp_path) -> Non
     assert any("step_0000024: skipped, model.safetensors: 100 bytes" in w for w in warnings)
     assert any("step_0000020.partial: skipped" in w for w in warnings)
     summary = run_training(config(shards, output, max_steps=18))
-    assert summary["resumed_from"] == str(newest) and summary["step"] == 18
+    assert summary.resumed_from == str(newest) and summary.step == 18
     assert not (root / "step_0000020.partial").exists() and (root / "step_0000018").is_dir()
 
 
@@ -178,30 +179,30 @@ def test_changed_config_is_refused_unless_forced(shards, tmp_path) -> None:
     with pytest.raises(CheckpointMismatch, match=changed):
         run_training(config(shards, output, max_steps=3, lr=1e-3))
     forced = run_training(config(shards, output, max_steps=3, lr=1e-3, force=True, eval_every=0))
-    assert forced["step"] == 3 and any("forced: the config changed" in w for w in forced["warnings"])
+    assert forced.step == 3 and any("forced: the config changed" in w for w in forced.warnings)
     # micro-batch, precision, cadence and max_steps are "how", not "what": allowed without force
     again = run_training(config(shards, output, max_steps=4, lr=1e-3, micro_batch=4, log_every=2, eval_every=0))
-    assert again["step"] == 4
+    assert again.step == 4
 
 
 def test_init_from_an_exported_model_continues_it(shards, baseline, tmp_path) -> None:
     output, summary = baseline
     adapted = run_training(
         config(
-            shards, tmp_path / "adapt", model=None, model_overrides={}, init_from=summary["final"], lr=None, max_steps=3
+            shards, tmp_path / "adapt", model=None, model_overrides={}, init_from=summary.final, lr=None, max_steps=3
         )
     )
     first = losses(tmp_path / "adapt")[1]
     assert first < losses(output)[1] - 1.0  # starts where the base model ended, not from ln(vocab)
     resolved = load_train_config(tmp_path / "adapt" / "train_config.yaml")
     assert resolved.lr == pytest.approx(0.5 * 3e-3)  # re-warm to half the base model's peak
-    assert adapted["status"] == "completed" and Path(adapted["final"], "model.safetensors").is_file()
+    assert adapted.status == "completed" and Path(adapted.final, "model.safetensors").is_file()
 
 
 def test_shards_from_another_tokenizer_are_refused(baseline, tmp_path) -> None:
     other = make_shards(tmp_path / "other", vocab=280)
     with pytest.raises(ModelSetupError, match=r"tokenized with another tokenizer than the base model"):
-        run_training(config(other, tmp_path / "t", model=None, model_overrides={}, init_from=baseline[1]["final"]))
+        run_training(config(other, tmp_path / "t", model=None, model_overrides={}, init_from=baseline[1].final))
     with pytest.raises(ShardError, match="manifest not found"):
         run_training(config(tmp_path / "nowhere", tmp_path / "t2"))
 
@@ -213,7 +214,7 @@ def test_gate_refuses_a_model_that_does_not_fit_with_the_cheapest_fix(shards, tm
     with pytest.raises(GateError, match="fewer tokens than the recipe minimum"):
         run_training(config(shards, tmp_path / "few", min_tokens=1e12, max_steps=1))
     forced = run_training(config(shards, tmp_path / "few", min_tokens=1e12, max_steps=1, force=True, eval_every=0))
-    assert forced["status"] == "completed"
+    assert forced.status == "completed"
     assert "forced past: fewer tokens than the recipe minimum" in (tmp_path / "few" / "train_report.md").read_text()
 
 

@@ -103,9 +103,9 @@ def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = No
         ),
         on_step=on_step,
     )
-    if summary["status"] != "completed":
-        raise LadderError(f"{output}: training {summary['status']}; rerun the ladder to continue")
-    evals = summary.get("eval") or {}
+    if summary.status != "completed":
+        raise LadderError(f"{output}: training {summary.status}; rerun the ladder to continue")
+    evals = summary.eval or {}
     pooled = evals.get("all") or next(iter(evals.values()), None)
     if pooled is None:
         raise LadderError(f"{output}: no held-out loss was measured (held-out splits shorter than one window?)")
@@ -126,8 +126,8 @@ def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = No
         "heldout_tokens": pooled["tokens"],
         "branch_from": str(start),
     }
-    if plan.config.tasks and summary.get("final"):
-        tasks = evaluate_model(summary["final"], plan.config.tasks)
+    if plan.config.tasks and summary.final:
+        tasks = evaluate_model(summary.final, plan.config.tasks)
         result["tasks"] = {name: t.accuracy for name, t in tasks.tasks.items()}
     # the final export is only needed for its held-out loss (and tasks); checkpoints stay for a resumed cool-down
     record = record_of(output)
