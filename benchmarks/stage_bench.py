@@ -4,7 +4,10 @@ with those tests (the hand-written paragraphs of tests/pipeline/test_language.py
 tests/pipeline/test_quality.py, the PII generators of tests/pipeline/test_pii.py), so it is imported from there.
 benchmarks/curate_bench.py times the same stages only inside a whole curation run, per step and in wall time.
 
-    python benchmarks/stage_bench.py [language] [quality] [pii] [pii-warc]   (default: all four)
+    python benchmarks/stage_bench.py [language] [quality] [pii] [pii-warc] [web]   (default: all five)
+
+``web``: configs/web.yaml's stages one after the other, in this process (extraction without its sandbox), on a
+generated 2,000-page crawl and on 200 real HTML pages from /usr/share/doc: CPU per stage and per document.
 
 CPU time is ``time.process_time()`` of this process, as the test files measured it.
 """
@@ -173,7 +176,54 @@ def pii_warc() -> None:
     print(f"PIIStage: {len(pages)} pages, {len(pages) / best:,.0f} documents per CPU-second (best of 5)")
 
 
-BENCHES = {"language": language, "quality": quality, "pii": pii, "pii-warc": pii_warc}
+def _web_stages(warc_dir: Path, label: str) -> None:
+    from pipeline.config import load_recipe
+    from pipeline.curate.build import build_stages
+    from pipeline.curate.extract import ExtractStage, _Extractor
+    from pipeline.read.warc import WarcReader
+
+    class InProcess:  # the sandbox's interface, extracting here: the stage's own CPU, no IPC
+        def process_batch(self, texts, extract_fn):
+            return [extract_fn(t) for t in texts]
+
+    stages = build_stages(load_recipe(Path(__file__).resolve().parents[1] / "configs" / "web.yaml").stages, None)
+    start = time.process_time()
+    docs = list(WarcReader(str(warc_dir), source="w").run())
+    read = len(docs)
+    rows = [("read", time.process_time() - start, read, read)]
+    for step in stages:
+        step.setup()
+        if isinstance(step, ExtractStage):
+            step._sandbox, step._extract_fn = InProcess(), _Extractor(step.config)
+        start, kept = time.process_time(), []
+        for i in range(0, len(docs), max(1, step.batch_size)):
+            batch = docs[i : i + max(1, step.batch_size)]
+            kept += [d for d, verdict in zip(batch, step.process_batch(batch), strict=True) if verdict is None]
+        rows.append((step.stage, time.process_time() - start, len(docs), len(kept)))
+        docs = kept
+    total = sum(r[1] for r in rows)
+    print(f"{label}: {read} records, {total:.2f} CPU-s, {read / total:,.0f} records/CPU-s (no writer, no dedup)")
+    for stage, cpu, n_in, n_out in rows:
+        print(f"  {stage:>10} {cpu:6.2f} CPU-s  {1000 * cpu / max(1, n_in):6.3f} ms/doc  {n_in:>6} -> {n_out}")
+
+
+def web() -> None:
+    """configs/web.yaml's stages on a generated crawl and on real pages (module docstring)."""
+    from curate_bench import real_pages_warc
+
+    from sample import generate_sample
+
+    folder = Path(tempfile.mkdtemp())
+    generate_sample(folder / "gen", seed=0, pages=2000, warc_files=1, domain_docs=0)
+    _web_stages(folder / "gen" / "crawl", "generated crawl")
+    real = real_pages_warc(folder, 200)
+    if real is None:
+        print("real pages: none under /usr/share/doc on this machine")
+    else:
+        _web_stages(real, "/usr/share/doc HTML")
+
+
+BENCHES = {"language": language, "quality": quality, "pii": pii, "pii-warc": pii_warc, "web": web}
 
 
 def main() -> None:
