@@ -101,7 +101,7 @@ def _plain_metavars() -> None:
                 return None
             return plain(_original(self, ctx))
 
-        display_type_rich._tokenmill_plain = True  # type: ignore[attr-defined]
+        display_type_rich._tokenmill_plain = True  # type: ignore[attr-defined]  # a marker: patched once per class
         cls.display_type_rich = display_type_rich  # type: ignore[method-assign]  # typer/click have no metavar hook
 
 

@@ -117,6 +117,7 @@ def options_from(
             given = {name: values.pop(name) for name in names}
             return command(**values, overrides={name: value for name, value in given.items() if value is not None})
 
+        # typer reads the generated flags from __signature__, which functions do not declare
         run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in params}
         return typing.cast(Command, run)

@@ -364,6 +364,7 @@ def _cache_loguru_lib_dirs() -> None:
     original = ExceptionFormatter.__dict__.get("_get_lib_dirs")
     if isinstance(original, staticmethod) and not getattr(original.__func__, "_tokenmill_cached", False):
         cached = functools.cache(original.__func__)
+        # a marker on the function and a patched private method of loguru's: neither has a typed way
         cached._tokenmill_cached = True  # type: ignore[attr-defined]
         ExceptionFormatter._get_lib_dirs = staticmethod(cached)  # type: ignore[method-assign]
 
