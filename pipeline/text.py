@@ -262,7 +262,7 @@ def lid_units(text: str, min_chars: int = 40, max_chars: int | None = None) -> l
 #: a word of code or of a command line: brackets, assignment, quotes, a comment or shell sigil, an underscore,
 #: or a dotted name (``ctx.getServiceManager()``, ``os.path``); prose has few such words
 #: the characters of ``_CODE_MARK`` (the dot of a dotted name included): counting them bounds the code words
-_CODE_CHARS = "()[]{}=<>;#$\"\\_."
+_CODE_CHARS = '()[]{}=<>;#$"\\_.'
 _CODE_MARK = re.compile(r"[()\[\]{}=<>;#$\"\\_]|\w\.\w")
 #: the share of a paragraph's words that makes it code
 CODE_WORD_SHARE = 0.4
