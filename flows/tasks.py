@@ -18,7 +18,7 @@ from flows.results import PERSISTED
 from pipeline.config import CurationRecipe
 from pipeline.executor import executor_factory
 from pipeline.layout import RunLayout
-from pipeline.run import account_and_report, curate_one_source, dedup_run_dir, run_tokenize_stage
+from pipeline.run import account_and_report, curate_one_source, dedup_run_dir_json, run_tokenize_stage
 from training.recipe import Recipe
 
 
@@ -31,7 +31,7 @@ def curate_source_task(recipe: CurationRecipe, source_name: str, run_dir: str, c
 @task(name="dedup", **PERSISTED)
 def dedup_task(recipe: CurationRecipe, run_dir: str, cache_key: str | None = None) -> dict[str, Any]:
     """Dedup every curated source of the run (the recipe's executor); the ``DedupResult`` as JSON."""
-    return dedup_run_dir(recipe, run_dir)
+    return dedup_run_dir_json(recipe, run_dir)
 
 
 @task(name="account-and-report", **PERSISTED)
@@ -43,4 +43,5 @@ def account_and_report_task(recipe: CurationRecipe, run_dir: str, dedup: dict[st
 @task(name="tokenize", **PERSISTED)
 def tokenize_task(recipe: Recipe, run_dir: str, cache_key: str | None = None) -> dict[str, Any]:
     """Tokenize the run's kept documents into ``shards/`` on the recipe's executor; the shard manifest."""
-    return run_tokenize_stage(recipe, RunLayout.at(run_dir), executor_factory(recipe.executor, "tokenize"))
+    layout = RunLayout.at(run_dir)
+    return run_tokenize_stage(recipe, layout, executor_factory(recipe.executor, "tokenize")).raw

@@ -71,7 +71,7 @@ def tokenize_shards(job: TokenizeJob) -> dict[str, Any]:
         job.input, job.output, config, job.sources, executor_factory=factory, recipe_hash=job.recipe_hash
     )
     _count_workers(job.input, job.output)
-    return manifest
+    return manifest.raw  # the flow's (and the command's) result is the manifest's JSON
 
 
 def _count_workers(input_path: Path, output: Path) -> None:

@@ -21,7 +21,7 @@ from pipeline.curate.report.classify import classify_markdown, classify_summary
 from pipeline.curate.report.decontaminate import decontamination_markdown, decontamination_summary
 from pipeline.curate.report.section import curation_section
 from pipeline.curate.report.toxicity import toxicity_markdown, toxicity_summary
-from pipeline.dedup.result import dedup_report_md
+from pipeline.dedup.result import DedupResult, dedup_report_md
 from pipeline.dedup.run import clear_outputs as clear_dedup_outputs
 from pipeline.dedup.run import run_dedup
 from pipeline.executor import executor_factory
@@ -31,6 +31,7 @@ from pipeline.read import build_reader, is_pattern, split_path
 from pipeline.read.common import source_name_for
 from pipeline.report import add_section, write_report
 from pipeline.report.routed import routed_section
+from pipeline.shards.format import ShardManifest
 from pipeline.tokenize.config import TokenizeConfig
 from pipeline.usage import workers_markdown, workers_summary
 
@@ -241,7 +242,7 @@ def source_mix(recipe: CurationRecipe) -> dict[str, dict[str, float]]:
     }
 
 
-def run_tokenize_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory=None) -> dict:
+def run_tokenize_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory=None) -> ShardManifest:
     """Tokenize the run's kept documents into ``shards/`` with the recipe's mix; return the manifest.
 
     ``executor_factory(pipeline, logging_dir, tasks)`` places the encode ranks (default: tokenize's local executor);
@@ -261,7 +262,7 @@ def run_tokenize_stage(recipe: CurationRecipe, layout: RunLayout, executor_facto
     return manifest
 
 
-def run_dedup_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory):
+def run_dedup_stage(recipe: CurationRecipe, layout: RunLayout, executor_factory) -> DedupResult:
     """Dedup the run's curated sources; restart the dedup stage when its inputs or settings changed.
 
     The dedup stage itself refuses to resume over changed inputs (safe when run alone); inside a run,
@@ -297,13 +298,18 @@ def curated_bytes(recipe: CurationRecipe, layout: RunLayout) -> int:
     return sum(path.stat().st_size for s in recipe.sources for path in layout.curated(s.name).glob("**/*.jsonl.gz"))
 
 
-def dedup_run_dir(recipe: CurationRecipe, run_dir: str) -> dict[str, Any]:
+def dedup_run_dir(recipe: CurationRecipe, run_dir: str) -> DedupResult:
     """Dedup every curated source of the run with the recipe's executor section (the ``dedup`` task's body)."""
 
     layout = RunLayout.at(run_dir)
     curated = curated_bytes(recipe, layout)
-    result = run_dedup_stage(recipe, layout, executor_factory(recipe.executor, "dedup", input_bytes=curated))
-    return result.model_dump(mode="json")
+    return run_dedup_stage(recipe, layout, executor_factory(recipe.executor, "dedup", input_bytes=curated))
+
+
+def dedup_run_dir_json(recipe: CurationRecipe, run_dir: str) -> dict[str, Any]:
+    """``dedup_run_dir``'s result as JSON: the dedup step's result in both shapes of a curation run (a cached
+    Prefect task result comes back as JSON, so the plain calls pass the same)."""
+    return dedup_run_dir(recipe, run_dir).model_dump(mode="json")
 
 
 def account_and_report(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
@@ -337,7 +343,7 @@ class CurationSteps:
     (which call these same functions), so a CLI run without Prefect and a flow run do the same work."""
 
     curate_source: Callable[[CurationRecipe, str, str], str] = curate_one_source
-    dedup: Callable[[CurationRecipe, str], dict[str, Any]] = dedup_run_dir
+    dedup: Callable[[CurationRecipe, str], dict[str, Any]] = dedup_run_dir_json
     report: Callable[[CurationRecipe, str, dict[str, Any] | None], dict] = account_and_report
 
 

@@ -258,7 +258,7 @@ def tokenize_arm(recipe: Any, docs: Path, shards: Path, tokenizer: Path | None) 
     remove_owned(marker, record_of(shards.parent.parent))
     manifest = run_tokenize(str(docs), str(shards), TokenizeConfig.model_validate(base), source_mix(recipe))
     marker.write_text(key + "\n", encoding="utf-8")
-    return ShardManifest.from_dict(manifest, shards / MANIFEST)
+    return manifest
 
 
 def _key(docs: Path, settings: dict[str, Any]) -> str:

@@ -39,6 +39,7 @@ from pipeline.shards.format import (
     MANIFEST,
     MANIFEST_VERSION,
     TRAIN_DIR,
+    ShardManifest,
     fingerprint,
     numpy_dtype,
     open_tokens,
@@ -77,8 +78,9 @@ def run_tokenize(
     sources: Mapping[str, Any] | None = None,
     executor_factory: ExecutorFactory | None = None,
     recipe_hash: str | None = None,
-) -> dict[str, Any]:
-    """Tokenize a curation run (or any JSONL/Parquet input) into mixed token shards; return the manifest.
+) -> ShardManifest:
+    """Tokenize a curation run (or any JSONL/Parquet input) into mixed token shards; return the manifest
+    (``ShardManifest``: ``raw`` is the JSON written to ``manifest.json``).
 
     ``sources`` maps source name → weight/epochs (``SourceMix``, a dict, or the recipe's ``SourceConfig``);
     empty means every source at its natural size. ``executor_factory(pipeline, logging_dir, tasks)`` builds the
@@ -100,7 +102,7 @@ def _tokenize(
     sources: Mapping[str, Any] | None,
     executor_factory: ExecutorFactory | None,
     recipe_hash: str | None,
-) -> dict[str, Any]:
+) -> ShardManifest:
     started = time.time()
     config = config or TokenizeConfig()
     mix = normalise_mix(sources)
@@ -131,7 +133,7 @@ def _tokenize(
         remove_owned(work, record)
     for warning in manifest["warnings"]:
         logger.warning(warning)
-    return manifest
+    return ShardManifest.from_dict(manifest, out / MANIFEST)
 
 
 # ---------------------------------------------------------------------------------------------- tokenizer

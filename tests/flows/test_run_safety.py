@@ -79,9 +79,9 @@ def test_tokenize_keeps_logs_it_did_not_write_and_reruns_into_its_own_output(tmp
     assert (foreign / "logs" / "app.log").read_text(encoding="utf-8") == "a user's log"
 
     shards = tmp_path / "shards"
-    first = run_tokenize(tmp_path / "run", shards, config)
+    first = run_tokenize(tmp_path / "run", shards, config).raw
     assert (shards / "logs").is_dir()  # its own logs: a rerun may replace them
-    second = run_tokenize(tmp_path / "run", shards, config)
+    second = run_tokenize(tmp_path / "run", shards, config).raw
     assert second["fingerprint"] == first["fingerprint"]
 
 

@@ -170,7 +170,7 @@ def test_routed_documents_are_tokenized_under_the_target(tmp_path: Path, corpus)
     run_dedup_stage(recipe, layout, executor_factory(recipe.executor, "dedup"))
     accounts = {a.source: a for a in account_all(recipe, layout)}
     assert accounts["mined"].kept_final == accounts["mined"].routed_in_total > 0  # dedup read the routed folder
-    manifest = run_tokenize_stage(recipe, layout)
+    manifest = run_tokenize_stage(recipe, layout).raw
     mined = manifest["sources"]["mined"]
     docs = mined["documents"]["train"] + mined["documents"]["heldout"]
     assert docs == accounts["mined"].kept_final

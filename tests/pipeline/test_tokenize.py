@@ -21,7 +21,7 @@ def natural(tmp_path_factory) -> tuple[Path, dict[str, list[str]], dict]:
     root = tmp_path_factory.mktemp("natural")
     texts = write_run(root, {"web": 150, "finance": 60}, seed=1, tricky="finance")
     config = TokenizeConfig(vocab_size=500, tasks=2, workers=1, heldout_share=0.1, max_shard_tokens=3000, seed=3)
-    manifest = run_tokenize(root, root / "shards", config)
+    manifest = run_tokenize(root, root / "shards", config).raw
     return root / "shards", texts, manifest
 
 
@@ -33,7 +33,7 @@ def weighted(tmp_path_factory) -> tuple[Path, dict[str, list[str]], dict]:
     root = tmp_path_factory.mktemp("weighted")
     texts = write_run(root, {"web": 400, "finance": 90}, seed=2)
     config = TokenizeConfig(vocab_size=400, tasks=2, workers=1, heldout_share=0.05, seed=5)
-    manifest = run_tokenize(root, root / "shards", config, {"web": {"weight": 0.49}, "finance": {"weight": 0.51}})
+    manifest = run_tokenize(root, root / "shards", config, {"web": {"weight": 0.49}, "finance": {"weight": 0.51}}).raw
     return root / "shards", texts, manifest
 
 
@@ -159,7 +159,8 @@ def test_same_input_and_seed_give_same_shards_whatever_the_rank_count(weighted, 
     again = run_tokenize(
         shards.parent, tmp_path / "again", config, {"web": {"weight": 0.49}, "finance": {"weight": 0.51}}
     )
-    assert again["fingerprint"] == manifest["fingerprint"]
+    assert again.fingerprint == manifest["fingerprint"] and again.path == tmp_path / "again" / "manifest.json"
+    assert again.raw == json.loads(again.path.read_text())  # what it returns is what it wrote
     for item in manifest["splits"]["train"]["files"]:
         assert (tmp_path / "again" / item["path"]).read_bytes() == (shards / item["path"]).read_bytes()
 

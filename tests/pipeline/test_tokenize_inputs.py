@@ -45,7 +45,7 @@ def test_folder_of_jsonl_and_parquet_sources_by_stem_and_field(tmp_path: Path) -
         run_tokenize(data, tmp_path / "s0", TokenizeConfig(**SMALL))  # parquet column is "content", not "text"
 
     pq.write_table(pa.table({"text": texts("books", 25), "id": [f"b{i}" for i in range(25)]}), data / "books.parquet")
-    manifest = run_tokenize(data, tmp_path / "s1", TokenizeConfig(**SMALL))
+    manifest = run_tokenize(data, tmp_path / "s1", TokenizeConfig(**SMALL)).raw
     docs = {name: entry["documents"]["train"] for name, entry in manifest["sources"].items()}
     assert docs == {"books": 25, "legal": 20, "news": 30}
     decoded = set(decode_all(tmp_path / "s1")["train"])
@@ -57,7 +57,7 @@ def test_a_single_file_is_one_source(tmp_path: Path) -> None:
     from pipeline.tokenize import run_tokenize
 
     write_jsonl(tmp_path / "corpus.jsonl", [{"text": t} for t in texts("c", 20)])
-    manifest = run_tokenize(tmp_path / "corpus.jsonl", tmp_path / "out", TokenizeConfig(**SMALL))
+    manifest = run_tokenize(tmp_path / "corpus.jsonl", tmp_path / "out", TokenizeConfig(**SMALL)).raw
     assert list(manifest["sources"]) == ["corpus"] and manifest["input"]["origin"] == "file"
 
 
@@ -70,7 +70,7 @@ def test_broken_lines_and_missing_text_are_counted_skips(tmp_path: Path) -> None
     truncated = gzip.compress(("\n".join(json.dumps({"text": t}) for t in texts("news", 200)) + "\n").encode())
     (tmp_path / "in" / "news.jsonl.gz").write_bytes(truncated[: len(truncated) // 2])
 
-    manifest = run_tokenize(tmp_path / "in", tmp_path / "out", TokenizeConfig(**SMALL))
+    manifest = run_tokenize(tmp_path / "in", tmp_path / "out", TokenizeConfig(**SMALL)).raw
     web = manifest["sources"]["web"]
     assert web["documents"]["train"] == 30
     assert web["skipped"] == {"bad_json": 3, "missing_text": 1, "empty_text": 1}
@@ -84,16 +84,16 @@ def test_reused_tokenizer_is_copied_and_hashed(tmp_path: Path) -> None:
     from pipeline.tokenize import run_tokenize
 
     write_run(tmp_path / "a", {"one": 30}, seed=1, files=1)
-    first = run_tokenize(tmp_path / "a", tmp_path / "a" / "shards", TokenizeConfig(**SMALL))
+    first = run_tokenize(tmp_path / "a", tmp_path / "a" / "shards", TokenizeConfig(**SMALL)).raw
     write_run(tmp_path / "b", {"two": 25}, seed=2, files=1)
     config = TokenizeConfig(**{**SMALL, "tokenizer": str(tmp_path / "a" / "shards" / "tokenizer")})
-    second = run_tokenize(tmp_path / "b", tmp_path / "b" / "shards", config)
+    second = run_tokenize(tmp_path / "b", tmp_path / "b" / "shards", config).raw
     assert not second["tokenizer"]["trained"]
     assert second["tokenizer"]["sha256"] == first["tokenizer"]["sha256"]
     assert second["tokenizer"]["source"] == str(tmp_path / "a" / "shards" / "tokenizer")
     # the output's own tokenizer reused in place (a rerun with --tokenizer <shards>/tokenizer)
     config = TokenizeConfig(**{**SMALL, "tokenizer": str(tmp_path / "b" / "shards" / "tokenizer")})
-    third = run_tokenize(tmp_path / "b", tmp_path / "b" / "shards", config)
+    third = run_tokenize(tmp_path / "b", tmp_path / "b" / "shards", config).raw
     assert third["tokenizer"]["sha256"] == first["tokenizer"]["sha256"]
     assert third["fingerprint"] == second["fingerprint"]
     assert sha256_file(tmp_path / "b" / "shards" / "tokenizer" / "tokenizer.json") == first["tokenizer"]["sha256"]
@@ -140,7 +140,7 @@ def test_vocab_over_65536_switches_to_uint32(tmp_path: Path) -> None:
     big_vocab_tokenizer(tmp_path / "big.json")
     source_texts = write_run(tmp_path / "r", {"one": 20}, files=1)["one"]
     config = TokenizeConfig(**{**SMALL, "tokenizer": str(tmp_path / "big.json")})
-    manifest = run_tokenize(tmp_path / "r", tmp_path / "out", config)
+    manifest = run_tokenize(tmp_path / "r", tmp_path / "out", config).raw
     assert manifest["dtype"] == "uint32" and manifest["token_size"] == 4
     assert manifest["tokenizer"]["vocab_size"] == 70_001
     assert manifest["tokenizer"]["sha256"] == sha256_file(tmp_path / "big.json")  # copied byte for byte
@@ -184,7 +184,7 @@ def test_heavy_repetition_is_warned(tmp_path: Path) -> None:
     from pipeline.tokenize import run_tokenize
 
     write_run(tmp_path / "r", {"web": 20, "rare": 4}, files=1)
-    manifest = run_tokenize(tmp_path / "r", tmp_path / "out", TokenizeConfig(**SMALL), {"rare": {"epochs": 6}})
+    manifest = run_tokenize(tmp_path / "r", tmp_path / "out", TokenizeConfig(**SMALL), {"rare": {"epochs": 6}}).raw
     assert manifest["sources"]["rare"]["repeats"] == pytest.approx(6)
     assert any("'rare' is repeated 6.0 times" in w for w in manifest["warnings"])
 
@@ -206,7 +206,7 @@ def test_deduped_is_preferred_over_curated(tmp_path: Path) -> None:
 
     write_run(tmp_path / "r", {"web": 30}, files=1)
     write_jsonl(tmp_path / "r" / "deduped" / "web" / "00000.jsonl.gz", [{"text": t} for t in texts("dedup", 10)])
-    manifest = run_tokenize(tmp_path / "r", tmp_path / "out", TokenizeConfig(**SMALL))
+    manifest = run_tokenize(tmp_path / "r", tmp_path / "out", TokenizeConfig(**SMALL)).raw
     assert manifest["input"]["origin"] == "deduped" and manifest["sources"]["web"]["documents"]["train"] == 10
 
 
