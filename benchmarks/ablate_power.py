@@ -199,10 +199,8 @@ def run_budget(recipe, out: Path, references, model: str, tokens: int, seeds: li
             run = out / "budgets" / f"{model}-{tokens}" / arm / f"seed-{seed}"
             config = arm_train_config(recipe, settings, out / arm / "shards", run, seed, None)
             summary = run_training(config)
-            params = summary["params"]
-            measured[arm][seed] = {
-                name: bits_per_byte(summary["final"], texts, 128) for name, texts in references.items()
-            }
+            params = summary.params
+            measured[arm][seed] = {name: bits_per_byte(summary.final, texts, 128) for name, texts in references.items()}
     rows = {}
     for name in references:
         raw = [measured["raw"][s][name]["bpb"] for s in seeds]

@@ -162,14 +162,13 @@ def bench_datatrove(root: Path, tokenizer_file: Path, out: Path) -> dict:
 
 
 def bench_tokenmill(root: Path, tokenizer_file: Path, out: Path) -> dict:
-    from pipeline.shards.format import ShardManifest
     from pipeline.tokenize import TokenizeConfig, run_tokenize
 
     config = TokenizeConfig(tokenizer=str(tokenizer_file), tasks=1, workers=1, keep_work=True, heldout_share=0.01)
     cpu, wall = cpu_seconds(), time.perf_counter()
     manifest = run_tokenize(root, out, config)
     cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
-    totals = ShardManifest.from_dict(manifest).totals
+    totals = manifest.totals
     tokens = totals.train_tokens + totals.heldout_tokens
     return {"tokens": tokens, "cpu_s": cpu, "wall_s": wall, "tokens_per_cpu_s": tokens / cpu}
 

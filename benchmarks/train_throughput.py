@@ -106,7 +106,7 @@ def tokenmill_loop(shards: Path, output: Path, preset: str, args: argparse.Names
         "peak_memory_gib": max(r["peak_memory_gib"] for r in rows),
         "planned_memory_gib": report["comparison"]["peak_memory_gib"]["planned"],  # None on the CPU
         "flops_per_token": report["plan"]["flops_per_token"],
-        "params": summary["params"],
+        "params": summary.params,
         "config": config,
     }
 
