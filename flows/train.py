@@ -60,7 +60,7 @@ def train(
 def log_launch(logger: Any, kind: str, value: Any) -> None:
     """The launch's steps in a flow run's log: the plan, the gate's notes and what was forced, the command."""
     if kind == "preflight":
-        plan = value["plan"]
+        plan = value.plan
         logger.info(
             "plan: %s parameters, %.3g tokens, %.3g FLOPs; %s",
             f"{plan.params:,.0f}",
@@ -68,7 +68,7 @@ def log_launch(logger: Any, kind: str, value: Any) -> None:
             plan.flops,
             "; ".join(plan.verdicts),
         )
-        for note in value["notes"] + [f"forced past: {p}" for p in value["problems"]]:
+        for note in value.notes + [f"forced past: {p}" for p in value.problems]:
             logger.warning(note)
     elif kind == "launch":
         logger.info("launching: %s", " ".join(value))

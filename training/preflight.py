@@ -6,6 +6,7 @@ every process once the world size is known. Both plan through ``training.plan.ga
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
@@ -44,7 +45,17 @@ def gate(config: TrainConfig, shape: ModelShape, gpu: str | None, n_gpus: int) -
     return result.plan, result.problems, result.notes
 
 
-def preflight(config: TrainConfig, world_size: int | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Preflight:
+    """What ``preflight`` checked before a launch (the launch's ``"preflight"`` event)."""
+
+    config: TrainConfig  # the config with everything derived filled in (``resolve_config``)
+    plan: Plan  # the gate's plan of the run
+    problems: list[str]  # blocking problems, non-empty only when the run is forced past them
+    notes: list[str]  # the gate's notes (e.g. no GPU: the memory verdict does not apply)
+
+
+def preflight(config: TrainConfig, world_size: int | None = None) -> Preflight:
     """Resolve the config and run the gate without building anything (the CLI and the flow call this before
     ``accelerate launch``). Raises GateError unless forced; returns the resolved config, plan and notes."""
     world = world_size or config.n_gpus or 1
@@ -56,7 +67,7 @@ def preflight(config: TrainConfig, world_size: int | None = None) -> dict[str, A
     result, problems, notes = gate(resolved, shape, gpu, resolved.n_gpus or world)
     if problems and not config.force:
         raise GateError(gate_message(problems))
-    return {"config": resolved, "plan": result, "problems": problems, "notes": notes}
+    return Preflight(resolved, result, problems, notes)
 
 
 def gate_message(problems: list[str]) -> str:

@@ -81,7 +81,7 @@ def train_command(
 def _print_launch(console, kind: str, value: Any) -> None:
     """The launch's steps as the CLI words them: the gate's notes, then the command."""
     if kind == "preflight":
-        for note in value["notes"]:
+        for note in value.notes:
             console.print(f"note: {note}")
     elif kind == "launch":
         console.print("launching: " + " ".join(value))

@@ -169,10 +169,10 @@ def test_the_gate_plans_a_tensor_parallel_run_as_one_data_parallel_rank(shards, 
     from training.preflight import preflight
 
     checked = preflight(config(shards, tmp_path / "run", tp_size=2, gpu="H200"), world_size=2)
-    resolved, memory = checked["config"], checked["plan"].memory
+    resolved, memory = checked.config, checked.plan.memory
     assert memory.tp_size == 2 and memory.gpus == 2
     # both ranks read the same batches: the global batch of 512 tokens is 2 micro-batches of 8 × 32 on one
     # data-parallel rank, not one per GPU
     assert resolved.accumulation(1) == 2
-    whole = preflight(config(shards, tmp_path / "run1", gpu="H200"), world_size=1)["plan"].memory
+    whole = preflight(config(shards, tmp_path / "run1", gpu="H200"), world_size=1).plan.memory
     assert memory.breakdown["weights_fp32"] < whole.breakdown["weights_fp32"]
