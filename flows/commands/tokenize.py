@@ -183,8 +183,8 @@ def verify(
     except ValueError as error:
         print_error(str(error))
         raise typer.Exit(1) from None
-    console.print_json(json.dumps(report))
-    if not report["ok"]:
+    console.print_json(json.dumps(report.to_dict()))
+    if not report.ok:
         raise typer.Exit(1)
 
 

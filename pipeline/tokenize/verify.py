@@ -7,6 +7,7 @@ readable input documents, and no text is both in training and held-out shards. T
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,46 @@ def load_shard_tokenizer(shards_dir: str | Path):
     return Tokenizer.from_file(str(Path(shards_dir) / manifest.tokenizer_info.path))
 
 
-def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) -> dict[str, Any]:
-    """Decode every document; with ``input_path`` compare against the input's texts. Returns a report dict
-    whose ``ok`` is False when any check failed (``problems`` says which)."""
+@dataclass(frozen=True)
+class InputCheck:
+    """The round trip against the tokenized input (``verify_shards(..., input_path)``)."""
+
+    input_distinct_texts: int  # distinct texts in the input
+    missing_from_shards: int  # input texts decoded from no shard
+    not_in_input: int  # decoded texts the input does not hold
+    downsampled_sources: list[str]  # sources mixed below their natural size (they leave texts out legitimately)
+
+
+@dataclass(frozen=True)
+class ShardCheck:
+    """What ``verify_shards`` found; ``to_dict`` is the JSON ``tokenmill shards verify`` prints."""
+
+    documents: dict[str, int]  # documents decoded, per kind (train, heldout)
+    distinct_texts: dict[str, int]  # distinct decoded texts, per kind
+    train_heldout_overlap: int  # texts in both training and held-out shards
+    problems: list[str]  # the failed checks, worded
+    input: InputCheck | None  # the comparison with the input, when one was given
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "documents": self.documents,
+            "distinct_texts": self.distinct_texts,
+            "train_heldout_overlap": self.train_heldout_overlap,
+            "problems": self.problems,
+        }
+        if self.input is not None:
+            data.update(asdict(self.input))
+        data["ok"] = self.ok
+        return data
+
+
+def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) -> ShardCheck:
+    """Decode every document; with ``input_path`` compare against the input's texts. ``ok`` is False when
+    any check failed (``problems`` says which)."""
     import xxhash
 
     tokenizer = load_shard_tokenizer(shards_dir)
@@ -84,28 +122,23 @@ def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) 
         flush()
 
     overlap = hashes["train"] & hashes["heldout"]
-    report: dict[str, Any] = {
-        "documents": counts,
-        "distinct_texts": {k: len(v) for k, v in hashes.items()},
-        "train_heldout_overlap": len(overlap),
-        "problems": [],
-    }
+    problems: list[str] = []
     if overlap:
-        report["problems"].append(f"{len(overlap)} texts are in both training and held-out shards")
+        problems.append(f"{len(overlap)} texts are in both training and held-out shards")
+    checked = None
     if input_path is not None:
         expected = _input_hashes(input_path)
         decoded = hashes["train"] | hashes["heldout"]
         missing, extra = len(expected - decoded), len(decoded - expected)
-        report.update({"input_distinct_texts": len(expected), "missing_from_shards": missing, "not_in_input": extra})
         sources = ShardManifest.load(shards_dir).sources
         downsampled = sorted(name for name, entry in sources.items() if entry.repeats is not None and entry.repeats < 1)
-        report["downsampled_sources"] = downsampled
+        checked = InputCheck(len(expected), missing, extra, downsampled)
         if missing and not downsampled:  # a source mixed below its natural size legitimately leaves texts out
-            report["problems"].append(f"{missing} input texts are in no shard")
+            problems.append(f"{missing} input texts are in no shard")
         if extra:
-            report["problems"].append(f"{extra} decoded texts are not in the input (lossy tokenizer or wrong input)")
-    report["ok"] = not report["problems"]
-    return report
+            problems.append(f"{extra} decoded texts are not in the input (lossy tokenizer or wrong input)")
+    distinct = {k: len(v) for k, v in hashes.items()}
+    return ShardCheck(counts, distinct, len(overlap), problems, checked)
 
 
 def _input_hashes(input_path: str | Path) -> set[bytes]:
