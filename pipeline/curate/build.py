@@ -59,10 +59,10 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
 def build_source_pipeline(
     recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
 ) -> list[PipelineStep]:
-    from datatrove.pipeline.writers import JsonlWriter
+    from pipeline.jsonl_writer import GZIP3, DocumentWriter
 
     reader = build_reader(source, input_path)
-    writer = JsonlWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression="gzip")
+    writer = DocumentWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression=GZIP3)
     stages = build_stages(recipe.stages_for(source), str(layout.dropped(source.name)))
     prepare_run_indexes(stages, layout)
     # classify mode route: marked documents leave for their target's folder after every text stage (curate.routing)

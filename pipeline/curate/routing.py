@@ -22,10 +22,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from datatrove.data import DocumentsPipeline
-from datatrove.pipeline.writers import JsonlWriter
 
 from pipeline.accounting import ROUTE_WRITER, STAT_ROUTED, STAT_ROUTED_TO
 from pipeline.curate.classify import ROUTED_TO
+from pipeline.jsonl_writer import GZIP3, DocumentWriter
 from pipeline.layout import ROUTED_PREFIX, RunLayout
 from pipeline.ownership import record_of, remove_owned
 from pipeline.shards.format import ShardManifest
@@ -54,11 +54,11 @@ def clear_routed_from(layout: RunLayout, origin: str) -> None:
             remove_owned(folder, record_of(layout.root))
 
 
-class RouteWriter(JsonlWriter):
+class RouteWriter(DocumentWriter):
     """Writes the documents marked ``routed_to`` to ``curated/<target>/routed-from-<origin>/`` and passes the
     others on to the source's own writer.
 
-    A ``JsonlWriter`` (same adapter, compression and per-rank file name as the curated writer), so a rank that
+    A ``DocumentWriter`` (same adapter, compression and per-rank file name as the curated writer), so a rank that
     reruns after a crash rewrites its file instead of appending to it, exactly like the curated output.
     """
 
@@ -69,7 +69,7 @@ class RouteWriter(JsonlWriter):
         super().__init__(
             str(layout.curated()),
             output_filename=f"${{{ROUTED_TO}}}/{ROUTED_PREFIX}{origin}/${{rank}}.jsonl.gz",
-            compression="gzip",
+            compression=GZIP3,
         )
         self.origin = origin
 

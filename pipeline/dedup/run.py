@@ -321,7 +321,7 @@ def dedup_cluster(
 
 
 def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
-    from datatrove.pipeline.writers.jsonl import JsonlWriter
+    from pipeline.jsonl_writer import DocumentWriter
 
     readers = plan.source.readers(plan.stage_dir)
     if not readers:
@@ -331,7 +331,7 @@ def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
         DedupFilterStep(
             plan.path("clusters", "decisions"), os.path.join(plan.output_dir, "dropped"), plan.path("filter_counts")
         ),
-        JsonlWriter(
+        DocumentWriter(
             os.path.join(plan.output_dir, "deduped"),
             output_filename="${source}/${rank}.jsonl.gz",
             compression=OUTPUT_COMPRESSION,
