@@ -100,7 +100,9 @@ def _frame(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
         ax.image.paste(label, (8, int((y0 + y1 - label.height) / 2)), label)
 
 
-def hbar(path: Path, labels: list[str], values: list[int], size_in: tuple[float, float], title: str, xlabel: str):
+def hbar(
+    path: Path, labels: list[str], values: list[int], size_in: tuple[float, float], title: str, xlabel: str
+) -> Path:
     """Horizontal bars, the first at the top, each with its value written after it (the funnel)."""
     image, draw, width, height = _new(size_in)
     left = 16 + max((draw.textlength(label, font=font(11)) for label in labels), default=0)
@@ -122,7 +124,9 @@ def hbar(path: Path, labels: list[str], values: list[int], size_in: tuple[float,
     return _save(image, path)
 
 
-def bars(path: Path, categories: list[str], values: list[int], size_in: tuple[float, float], title: str, ylabel: str):
+def bars(
+    path: Path, categories: list[str], values: list[int], size_in: tuple[float, float], title: str, ylabel: str
+) -> Path:
     """Vertical bars, one per category, left to right (the languages)."""
     image, draw, width, height = _new(size_in)
     ax = Axes(width, height, left=70, draw=draw, image=image)
@@ -150,7 +154,7 @@ def log_histogram(
     title: str,
     xlabel: str,
     ylabel: str,
-):
+) -> Path:
     """A histogram over ``edges`` (ascending, > 0) on a log-10 x axis (the document lengths)."""
     import numpy as np
 

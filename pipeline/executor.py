@@ -9,6 +9,7 @@ tokenize do not import curation to get it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,12 @@ from pipeline.redact import save_executor_json
 from pipeline.usage import RecordsUsage
 
 if TYPE_CHECKING:  # read, never built, here: the recipe (pipeline.config) sits above the stages that run ranks
+    from datatrove.executor.base import PipelineExecutor
+
     from pipeline.config import ExecutorConfig
+
+    #: ``(pipeline, logging_dir, tasks=None) -> executor``: what ``executor_factory`` returns
+    ExecutorFactory = Callable[[list[PipelineStep], str, int | None], PipelineExecutor]
 
 #: Modules every local rank of a curation, dedup or tokenize pipeline imports when its pipeline is unpickled.
 FORKSERVER_PRELOAD = (
@@ -99,7 +105,7 @@ def build_executor(
     job_name: str = "tokenmill",
     depends: Any = None,
     input_bytes: int | None = None,
-):
+) -> PipelineExecutor:
     """A datatrove executor for ``pipeline`` as the recipe's executor section describes. ``input_bytes``: the size
     of what the ranks read, when known; a small input runs its local ranks in this process (``local_workers``)."""
     tasks = tasks or config.tasks
@@ -188,12 +194,14 @@ class UsageProgressExecutor(RecordsUsage, progress.ProgressExecutor):
     """The progress-line local executor, recording each rank's usage as well."""
 
 
-def executor_factory(config: ExecutorConfig, job_name: str = "tokenmill", input_bytes: int | None = None):
+def executor_factory(
+    config: ExecutorConfig, job_name: str = "tokenmill", input_bytes: int | None = None
+) -> ExecutorFactory:
     """``(pipeline, logging_dir, tasks=None) -> executor`` as ``config`` describes: how the stages that run over a
     whole run (dedup, tokenize) get their ranks from the same executor section as curation. ``input_bytes``: the
     size of the data the stage reads (``build_executor``)."""
 
-    def factory(pipeline: list[PipelineStep], logging_dir: str, tasks: int | None = None):
+    def factory(pipeline: list[PipelineStep], logging_dir: str, tasks: int | None = None) -> PipelineExecutor:
         return build_executor(config, pipeline, logging_dir, tasks=tasks, job_name=job_name, input_bytes=input_bytes)
 
     return factory

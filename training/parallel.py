@@ -24,7 +24,10 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 FP8_MIN_CAPABILITY = (8, 9)  # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell (10.0+)
 FP8_KEEP_LAYERS = 1  # decoder layers kept in bf16 at each end
@@ -122,7 +125,7 @@ def accelerator_kwargs(precision: str, tp_size: int, num_layers: int) -> dict[st
     return kwargs
 
 
-def tensor_parallel(model: Any, tp_size: int) -> Any:
+def tensor_parallel(model: torch.nn.Module, tp_size: int) -> torch.nn.Module:
     """Shard ``model`` over the ``tp_size`` processes by transformers' ``tp_plan`` for its architecture.
 
     Called on every rank with the same, identically seeded weights (each keeps its slice). After it
@@ -130,13 +133,15 @@ def tensor_parallel(model: Any, tp_size: int) -> Any:
     """
     if tp_size == 1:
         return model
+    from transformers import PreTrainedModel
     from transformers.distributed import DistributedConfig
 
+    assert isinstance(model, PreTrainedModel), "transformers' tp_plan shards a transformers model (build_model's)"
     config, _device_map, mesh = model.prepare_distribute_model(DistributedConfig(tp_size=tp_size))
     return model.maybe_distribute_model(model, config, mesh)
 
 
-def clip_grad_norm(parameters: Iterable[Any], max_norm: float) -> Any:
+def clip_grad_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float) -> torch.Tensor:
     """Clip the global gradient norm of a model mixing DTensor (sharded) and plain (replicated) parameters.
 
     Why not ``torch.nn.utils.clip_grad_norm_`` (accelerate's ``clip_grad_norm_`` calls it): its foreach norm

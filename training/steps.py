@@ -45,7 +45,8 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.devic
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps, fused=fused)
 
 
-def read_batch(reader, start: int, size: int, device):
+def read_batch(reader: ShardWindows, start: int, size: int, device: torch.device) -> torch.Tensor:
+    """Windows ``start`` … ``start + size - 1`` of ``reader`` as one int64 batch on ``device``."""
     import numpy as np
     import torch
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pipeline.shards.format import HELDOUT_DIR, ShardError, ShardManifest, check_shard, open_tokens, read_index
 from pipeline.tokenize.inputs import discover_inputs, iter_texts
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 DECODE_BATCH = 1000
 
@@ -50,7 +53,8 @@ def read_document(
     return tokens[start : int(ends[number]) - 1]
 
 
-def load_shard_tokenizer(shards_dir: str | Path):
+def load_shard_tokenizer(shards_dir: str | Path) -> Tokenizer:
+    """The tokenizer the shards were written with (the file the manifest's ``tokenizer.path`` names)."""
     from tokenizers import Tokenizer
 
     manifest = ShardManifest.load(shards_dir)
