@@ -119,7 +119,7 @@ def mine(
     card = train_classifier(pos.texts, neg.texts, model, label="python", params=params)
     if isinstance(threshold, str):  # a percentile of the held-out negatives: chosen blind, before the crawl is scored
         picked = threshold
-        threshold = float(card["heldout"]["negative_score_percentiles"][picked])
+        threshold = float(card.heldout["negative_score_percentiles"][picked])
         print(f"threshold {picked} of the training half's held-out negatives: {threshold:.4f}")
     recipe = {
         "name": "mine",
@@ -154,8 +154,8 @@ def mine(
     given = sum(1 for name in os.listdir(folders["crawl"]) if name.startswith("py-"))
     found = sum(1 for doc_id, _ in kept if doc_id.startswith("py-"))
     print(
-        f"\nmining with mode route (train on half the files: {card['counts']['positive']['train']}+"
-        f"{card['counts']['negative']['train']} documents, {epoch} epochs, threshold {threshold}): mixed crawl of "
+        f"\nmining with mode route (train on half the files: {card.counts['positive']['train']}+"
+        f"{card.counts['negative']['train']} documents, {epoch} epochs, threshold {threshold}): mixed crawl of "
         f"{account.read} pages ({given} Python pages); routed {len(kept)} into python-mined: "
         f"{found} Python pages -> recall {found / given:.3f}, precision {found / max(len(kept), 1):.3f}"
     )
@@ -164,7 +164,7 @@ def mine(
         f"dropped {account.dropped_total} (balanced={account.balanced}, drops {account.dropped}); python-mined "
         f"routed_in {target.routed_in} = kept {target.kept_final} (balanced={target.balanced})"
     )
-    chosen = card["heldout"]["negative_score_percentiles"]
+    chosen = card.heldout["negative_score_percentiles"]
     print(f"  the training half's held-out negative percentiles (chosen before the crawl is seen): {chosen}")
     sweep = [("p95 of held-out negatives", chosen["p95"]), ("p99", chosen["p99"])]
     sweep += [(str(t), t) for t in (0.6, 0.7, 0.8, 0.9)]

@@ -56,7 +56,7 @@ def main() -> None:
             label="pydoc",
             params=Hyperparameters(epoch=50),
         )
-        print(f"held-out F1 {card['heldout']['f1']}, ROC-AUC {card['heldout']['roc_auc']}")
+        print(f"held-out F1 {card.heldout['f1']}, ROC-AUC {card.heldout['roc_auc']}")
         pool = positives[1::2] + negatives[1::2]
         docs = [pool[i % len(pool)] for i in range(args.docs)]
         mean = sum(len(d.encode()) for d in docs) / len(docs)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:  # fastText and datatrove load with it: imported where the classifier is trained
+    from pipeline.classifier.train import ClassifierCard
 
 
 #: The demo's finance classifier: ``tokenmill classifier train --positive <sample>/domain --negative <sample>/crawl
@@ -25,7 +29,7 @@ class DemoClassifier:
 DEMO_CLASSIFIER = DemoClassifier()
 
 
-def train_demo_classifier(sample_dir: str, output: str | Path) -> dict:
+def train_demo_classifier(sample_dir: str, output: str | Path) -> ClassifierCard:
     """Train the demo's finance classifier (``DEMO_CLASSIFIER``): the sample's finance folder as positives, a
     sample of its crawl as negatives; write ``output`` (MODEL.bin) and MODEL.json; return the card."""
     from pipeline.classifier.data import load_texts

@@ -18,7 +18,7 @@ from flows.results import PERSISTED
 from pipeline.config import CurationRecipe
 from pipeline.executor import executor_factory
 from pipeline.layout import RunLayout
-from pipeline.run import account_and_report, curate_one_source, dedup_run_dir_json, run_tokenize_stage
+from pipeline.run import account_and_report_json, curate_one_source, dedup_run_dir_json, run_tokenize_stage
 from training.recipe import Recipe
 
 
@@ -35,9 +35,12 @@ def dedup_task(recipe: CurationRecipe, run_dir: str, cache_key: str | None = Non
 
 
 @task(name="account-and-report", **PERSISTED)
-def account_and_report_task(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None = None) -> dict:
-    """Check read == kept + dropped per source, write report.md/report.json (with the dedup section when given)."""
-    return account_and_report(recipe, run_dir, dedup)
+def account_and_report_task(
+    recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Check read == kept + dropped per source, write report.md/report.json (with the dedup section when given);
+    the ``CurationSummary`` as JSON."""
+    return account_and_report_json(recipe, run_dir, dedup)
 
 
 @task(name="tokenize", **PERSISTED)

@@ -192,7 +192,31 @@ def index_name(recipe: CurationRecipe) -> str | None:
     return f"redis {index.redis.host}:{index.redis.port}/{index.redis.basename}"
 
 
-def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
+@dataclasses.dataclass(frozen=True)
+class CurationSummary:
+    """What ``write_curation_report`` returns: the curation section's JSON (report.json's ``curation``: sources,
+    funnel, stages, pii, warnings, languages, …) and each model stage's section by name (``classify``,
+    ``toxicity``, ``decontamination``, when a source runs it). ``to_dict`` is the curation step's result (the
+    ``account-and-report`` task's, which the flows read), in the key order it always had."""
+
+    curation: dict[str, Any]
+    stages: dict[str, dict[str, Any]]
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        """Each source's account (``SourceAccount.to_json``): read, kept, dropped …"""
+        return self.curation["sources"]
+
+    @property
+    def warnings(self) -> list[str]:
+        """The end-of-run warnings (``pipeline.curate.report.warn``)."""
+        return self.curation["warnings"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.curation, **self.stages}
+
+
+def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> CurationSummary:
     """Check ``read == kept + dropped`` per source and write the curation part of the report; return its JSON."""
 
     top_percent = run_whole_run_passes(recipe, layout)
@@ -211,7 +235,7 @@ def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> dict:
     stage_sections = model_stage_sections(recipe, layout, accounts, top_percent)
     write_report(layout, recipe.name, {**sections, **stage_sections})
     # the flows publish these sections as artifacts (each stage's renderer) from the summary they get back
-    return {**section_json, **{name: payload for name, (_, payload) in stage_sections.items()}}
+    return CurationSummary(section_json, {name: payload for name, (_, payload) in stage_sections.items()})
 
 
 def model_stage_sections(
@@ -312,15 +336,22 @@ def dedup_run_dir_json(recipe: CurationRecipe, run_dir: str) -> dict[str, Any]:
     return dedup_run_dir(recipe, run_dir).model_dump(mode="json")
 
 
-def account_and_report(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None) -> dict:
-    """Check the accounts, write the report (with the dedup section); the curation summary (the task's body)."""
+def account_and_report(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None) -> CurationSummary:
+    """Check the accounts, write the report (with the dedup section: ``DedupResult``'s JSON); the curation
+    summary."""
 
     layout = RunLayout.at(run_dir)
-    section_json = write_curation_report(recipe, layout)
+    summary = write_curation_report(recipe, layout)
     if dedup is not None:
         add_section(layout, "dedup", dedup_report_md(dedup), dedup)
     add_workers_section(layout)
-    return section_json
+    return summary
+
+
+def account_and_report_json(recipe: CurationRecipe, run_dir: str, dedup: dict[str, Any] | None) -> dict[str, Any]:
+    """``account_and_report``'s summary as JSON: the report step's result in both shapes of a curation run (the
+    ``account-and-report`` task's body; its persisted result is JSON, so the plain calls pass the same)."""
+    return account_and_report(recipe, run_dir, dedup).to_dict()
 
 
 def add_workers_section(layout: RunLayout) -> None:
@@ -344,7 +375,7 @@ class CurationSteps:
 
     curate_source: Callable[[CurationRecipe, str, str], str] = curate_one_source
     dedup: Callable[[CurationRecipe, str], dict[str, Any]] = dedup_run_dir_json
-    report: Callable[[CurationRecipe, str, dict[str, Any] | None], dict] = account_and_report
+    report: Callable[[CurationRecipe, str, dict[str, Any] | None], dict[str, Any]] = account_and_report_json
 
 
 def curate_run(

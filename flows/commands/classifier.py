@@ -3,6 +3,7 @@ on a validation split (``pipeline.classifier``; docs/classifier.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -132,9 +133,9 @@ def train_command(
     except ValueError as error:  # pydantic's ValidationError: one line per field
         _fail(str(error).replace("\n", " "))
     if as_json:
-        sys.stdout.write(json.dumps(card, indent=2) + "\n")
+        sys.stdout.write(json.dumps(card.to_dict(), indent=2) + "\n")
         return
-    counts, chosen, search = card["counts"], card["hyperparameters"], card["search"]
+    counts, chosen, search = card.counts, card.hyperparameters, card.search
     typer.echo(
         f"{output}: {counts['positive']['train']} positive + {counts['negative']['train']} negative documents "
         f"trained on (read {pos.read} / {neg.read}; skipped {sum(pos.skipped.values())} / {sum(neg.skipped.values())})"
@@ -142,12 +143,12 @@ def train_command(
     typer.echo(
         f"chosen: epoch {chosen['epoch']}, lr {chosen['lr']}, word n-grams {chosen['word_ngrams']} "
         f"({len(search['candidates'])} tried, {len(search['left_out'])} over the {search['budget_s']:g} s budget; "
-        f"{search['seconds']:.1f} s); calibration: {card['calibration']['method'] if card['calibration'] else 'none'}"
+        f"{search['seconds']:.1f} s); calibration: {card.calibration['method'] if card.calibration else 'none'}"
     )
-    _print_metrics("held out", card["heldout"], typer.echo)
+    _print_metrics("held out", card.heldout, typer.echo)
     cuts = ", ".join(
         f"{row['target_precision']:.0%} at P >= {row['threshold']:.4f} (recall {row['recall']:.3f})"
-        for row in card["heldout_thresholds"]
+        for row in card.heldout_thresholds
         if row["threshold"] is not None
     )
     typer.echo(f"held out: precision reached: {cuts or 'none'}")
@@ -178,8 +179,8 @@ def eval_command(
         result = evaluate(model, pos.texts, neg.texts, label=label, threshold=threshold)
     except (ClassifierError, InputError, ValueError) as error:
         _fail(str(error))
-    result["inputs"] = {"positive": pos.summary(), "negative": neg.summary()}
+    result = dataclasses.replace(result, inputs={"positive": pos.summary(), "negative": neg.summary()})
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         return
-    _print_metrics("eval", result["eval"], typer.echo)
+    _print_metrics("eval", result.eval, typer.echo)

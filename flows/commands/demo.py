@@ -32,9 +32,9 @@ def register(app: typer.Typer) -> None:
         claim(output, "demo")
         model = Path(output) / "models" / "finance.bin"  # beside the run's entries: --overwrite never removes it
         card = train_demo_classifier(sample_dir, model)
-        held = card["heldout"]
+        held = card.heldout
         console.print(
-            f"finance classifier: {card['counts']['positive']['train']} finance + {card['counts']['negative']['train']}"
+            f"finance classifier: {card.counts['positive']['train']} finance + {card.counts['negative']['train']}"
             f" crawl documents → {model} (held-out F1 {held['f1']:.2f})"
         )
         recipe = demo_recipe(str(Path(repo_root()) / "configs" / "demo.yaml"), sample_dir, output, str(model))

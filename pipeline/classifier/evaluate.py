@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,17 +11,34 @@ from pipeline.classifier.metrics import metrics
 from pipeline.classify.scoring import Classifier, ClassifierError
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """What ``evaluate`` returns; ``to_dict`` is what ``tokenmill classifier eval --json`` prints."""
+
+    model: str  # the model's path
+    label: str  # the positive class's fastText label
+    calibrated: bool  # scored through the card's calibration
+    eval: dict[str, Any]  # the metrics (``pipeline.classifier.metrics``)
+    inputs: dict[str, Any] | None = None  # what the documents were read from, when the caller said
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.inputs is None:
+            del data["inputs"]
+        return data
+
+
 def evaluate(
     model_path: str | Path, positives: list[str], negatives: list[str], label: str | None = None, threshold: float = 0.5
-) -> dict[str, Any]:
-    """``{"model", "label", "calibrated", "eval": metrics}`` of a saved model, scored as the stages score it
-    (calibrated when its ``MODEL.json`` has a calibration)."""
+) -> Evaluation:
+    """The metrics of a saved model, scored as the stages score it (calibrated when its ``MODEL.json`` has a
+    calibration)."""
     classifier = Classifier(model_path, label)
     if not positives and not negatives:
         raise ClassifierError("no documents to evaluate on")
-    return {
-        "model": str(model_path),
-        "label": classifier.positive,
-        "calibrated": classifier.calibration is not None,
-        "eval": metrics(classifier.scores(positives), classifier.scores(negatives), threshold),
-    }
+    return Evaluation(
+        model=str(model_path),
+        label=classifier.positive,
+        calibrated=classifier.calibration is not None,
+        eval=metrics(classifier.scores(positives), classifier.scores(negatives), threshold),
+    )

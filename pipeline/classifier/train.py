@@ -26,7 +26,7 @@ import random
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -198,6 +198,30 @@ def _search(
     return model, chosen, search
 
 
+@dataclass(frozen=True)
+class ClassifierCard:
+    """What ``train_classifier`` returns: the trained model's card. ``to_dict`` is ``MODEL.json`` (and what
+    ``tokenmill classifier train --json`` prints), in the key order it always had."""
+
+    format: str  # "fasttext"
+    recipe: str  # "tuned" or "dclm"
+    labels: dict[str, str]  # "positive" / "negative" -> the fastText label
+    label: str  # the positive class's name as given
+    counts: dict[str, dict[str, int]]  # class -> given, used, train, validation, heldout
+    hyperparameters: dict[str, Any]  # what the model was trained with (the chosen candidate, the bucket)
+    search: dict[str, Any]  # every candidate tried: estimate, time, validation metrics; the chosen one
+    calibration: dict[str, Any] | None  # the fitted ``Calibration``'s JSON; None when not calibrated
+    heldout: dict[str, Any]  # metrics on the held-out split (``pipeline.classifier.metrics``)
+    heldout_thresholds: list[dict[str, Any]]  # the thresholds that reach 80/90/95/99 % precision
+    inputs: dict[str, Any] | None = None  # what the documents were read from, when the caller said
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "inputs"}
+        if self.inputs:
+            data["inputs"] = self.inputs
+        return data
+
+
 def train_classifier(
     positives: list[str],
     negatives: list[str],
@@ -205,7 +229,7 @@ def train_classifier(
     label: str = "positive",
     params: Hyperparameters | None = None,
     inputs: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> ClassifierCard:
     """Train on flat texts, write ``output`` (fastText ``.bin``) and its ``MODEL.json``; return the card."""
     params = params or Hyperparameters()
     splits = split_classes(positives, negatives, params)
@@ -236,25 +260,24 @@ def train_classifier(
     if calibration is not None:
         held_pos, held_neg = list(calibration.apply(held_pos)), list(calibration.apply(held_neg))
     chosen_params = {**params.model_dump(), **chosen.as_dict(), "bucket": bucket}
-    card: dict[str, Any] = {
-        "format": "fasttext",
-        "recipe": params.recipe,
-        "labels": {"positive": pos_label, "negative": neg_label},
-        "label": label,
-        "counts": {
+    card = ClassifierCard(
+        format="fasttext",
+        recipe=params.recipe,
+        labels={"positive": pos_label, "negative": neg_label},
+        label=label,
+        counts={
             name: {"given": len(given), "used": used, "train": len(train), "validation": len(val), "heldout": len(held)}
             for name, given, used, train, val, held in (
                 ("positive", positives, splits.used[0], pos_train, pos_val, pos_held),
                 ("negative", negatives, splits.used[1], neg_train, neg_val, neg_held),
             )
         },
-        "hyperparameters": chosen_params,
-        "search": search,
-        "calibration": calibration.model_dump(exclude_none=True) if calibration else None,
-        "heldout": {"calibrated": calibration is not None, **metrics(held_pos, held_neg)},
-        "heldout_thresholds": precision_thresholds(held_pos, held_neg),
-    }
-    if inputs:
-        card["inputs"] = inputs
-    write_json_atomic(card_path(output), card, end="\n", indent=2)
+        hyperparameters=chosen_params,
+        search=search,
+        calibration=calibration.model_dump(exclude_none=True) if calibration else None,
+        heldout={"calibrated": calibration is not None, **metrics(held_pos, held_neg)},
+        heldout_thresholds=precision_thresholds(held_pos, held_neg),
+        inputs=inputs or None,
+    )
+    write_json_atomic(card_path(output), card.to_dict(), end="\n", indent=2)
     return card

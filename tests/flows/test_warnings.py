@@ -58,27 +58,27 @@ def test_every_row_without_the_text_field_is_named_with_the_fields_and_the_key(t
     rows = tmp_path / "articles.jsonl"
     write_rows(rows, "body")
     summary, run = curate_in_process(rows, tmp_path / "run")
-    source = summary["sources"][0]
+    source = summary.sources[0]
     assert source["read"] == len(MODULES) and source["kept_final"] == 0
     assert source["dropped"] == {"read": {"missing_text": len(MODULES)}}
     assert set(source["missing_text_fields"]) == {"body", "doc_no", "topic"}
-    (warning,) = [w for w in summary["warnings"] if "missing_text" in w]
+    (warning,) = [w for w in summary.warnings if "missing_text" in w]
     assert "every document" in warning and "'text'" in warning
     assert "body, doc_no, topic" in warning and "options.text_key" in warning and "--text-key" in warning
-    assert any("nothing kept" in w for w in summary["warnings"])
+    assert any("nothing kept" in w for w in summary.warnings)
     report = (run / "report.md").read_text(encoding="utf-8")
     assert "### Warnings" in report and "--text-key FIELD" in report
-    assert json.loads((run / "report.json").read_text())["curation"]["warnings"] == summary["warnings"]
+    assert json.loads((run / "report.json").read_text())["curation"]["warnings"] == summary.warnings
 
 
 def test_text_key_and_id_key_reach_the_reader(tmp_path: Path) -> None:
     rows = tmp_path / "articles.jsonl"
     write_rows(rows, "body")
     summary, run = curate_in_process(rows, tmp_path / "run", text_key="body", id_key="doc_no")
-    source = summary["sources"][0]
+    source = summary.sources[0]
     assert "read" not in source["dropped"]  # every row has its text now
     assert source["read"] == source["kept_final"] + source["dropped_total"] and source["kept_final"] > 0
-    assert not [w for w in summary["warnings"] if "missing_text" in w]
+    assert not [w for w in summary.warnings if "missing_text" in w]
     config = load_recipe(run / "config.yaml")
     assert (config.sources[0].options.text_key, config.sources[0].options.id_key) == ("body", "doc_no")
     import gzip
@@ -113,12 +113,12 @@ def test_skipped_and_empty_input_files_are_counted_per_extension(tmp_path: Path)
     (docs / "empty.txt").write_bytes(b"")
     (docs / "blank.jsonl").write_text("\n\n", encoding="utf-8")
     summary, run = curate_in_process(docs, tmp_path / "run")
-    source = summary["sources"][0]
+    source = summary.sources[0]
     files = source["input_files"]
     assert files["skipped_by_extension"] == {"none": 1, "rst": 1, "pdf": 2}
     assert files["empty"] == 2 and files["listed"] == 10 and files["with_documents"] == 4
     assert source["read"] == 4 and source["balanced"]  # files are not documents: read counts documents only
-    warnings = summary["warnings"]
+    warnings = summary.warnings
     assert any("4 input files skipped by extension (.pdf 2, (no extension) 1, .rst 1)" in w for w in warnings)
     assert any("2 input files are empty" in w for w in warnings)
     report = (run / "report.md").read_text(encoding="utf-8")

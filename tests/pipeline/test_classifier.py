@@ -123,32 +123,32 @@ def trained(corpus, tmp_path_factory):
 
 def test_train_records_chosen_hyperparameters_and_heldout_metrics(trained, tmp_path):
     path, card, params, pos, neg = trained
-    assert path.is_file() and json.loads(path.with_suffix(".json").read_text()) == card
-    assert card["recipe"] == "tuned"
-    assert card["labels"] == {"positive": "__label__reference", "negative": "__label__not_reference"}
+    assert path.is_file() and json.loads(path.with_suffix(".json").read_text()) == card.to_dict()
+    assert card.recipe == "tuned"
+    assert card.labels == {"positive": "__label__reference", "negative": "__label__not_reference"}
     n = min(len(pos), len(neg))  # balanced by down-sampling the larger class, then split 80 / 10 / 10
-    counts = card["counts"]["positive"]
-    assert counts["used"] == card["counts"]["negative"]["used"] == n
+    counts = card.counts["positive"]
+    assert counts["used"] == card.counts["negative"]["used"] == n
     assert counts["heldout"] == round(n * 0.1) and counts["validation"] == round((n - counts["heldout"]) * 0.1 / 0.9)
-    search = card["search"]
+    search = card.search
     tried = [r for r in search["candidates"] if "validation" in r]
     assert len(tried) >= 2 and search["metric"] == "validation log loss"
     best = min(tried, key=lambda r: r["validation"]["log_loss"])
     chosen = {k: best[k] for k in ("epoch", "lr", "word_ngrams")}
     assert search["chosen"] == chosen
-    assert {k: card["hyperparameters"][k] for k in chosen} == chosen  # the card says what the model was trained with
-    assert card["hyperparameters"]["bucket"] == 100_000 and card["hyperparameters"]["dim"] == 100
-    held = card["heldout"]
+    assert {k: card.hyperparameters[k] for k in chosen} == chosen  # the card says what the model was trained with
+    assert card.hyperparameters["bucket"] == 100_000 and card.hyperparameters["dim"] == 100
+    held = card.heldout
     assert held["calibrated"] is True and held["positives"] == counts["heldout"]
     assert held["f1"] >= 0.9 and held["roc_auc"] >= 0.95
     assert set(held["negative_score_percentiles"]) == {"p50", "p75", "p90", "p95", "p99"}
     again = train_classifier(pos, neg, tmp_path / "again.bin", label="reference", params=params)
-    assert again["heldout"] == card["heldout"] and again["calibration"] == card["calibration"]  # 1 thread + seed
+    assert again.heldout == card.heldout and again.calibration == card.calibration  # 1 thread + seed
 
 
 def test_scores_are_calibrated_and_a_card_threshold_gives_its_precision(trained):
     path, card, params, pos, neg = trained
-    calibration = Calibration.model_validate(card["calibration"])
+    calibration = Calibration.model_validate(card.calibration)
     assert calibration.method == "platt" and calibration.fit_on == "validation"
     grid = np.linspace(0, 1, 1001)
     mapped = calibration.apply(grid)
@@ -158,9 +158,9 @@ def test_scores_are_calibrated_and_a_card_threshold_gives_its_precision(trained)
     assert classifier.calibration == calibration
     splits = split_classes(pos, neg, params)  # the same seeded split the trainer used
     held_pos, held_neg = (classifier.scores(texts) for texts in splits.heldout)
-    assert metrics(held_pos, held_neg)["f1"] == card["heldout"]["f1"]  # the stages score as the card measured
-    rows = [r for r in card["heldout_thresholds"] if r["threshold"] is not None]
-    assert rows, card["heldout_thresholds"]
+    assert metrics(held_pos, held_neg)["f1"] == card.heldout["f1"]  # the stages score as the card measured
+    rows = [r for r in card.heldout_thresholds if r["threshold"] is not None]
+    assert rows, card.heldout_thresholds
     for row in rows:
         measured = metrics(held_pos, held_neg, threshold=row["threshold"])
         assert measured["precision"] == pytest.approx(row["precision"])
@@ -209,13 +209,13 @@ def test_training_plans_by_estimate_and_records_what_it_left_out(corpus, tmp_pat
     _, _, positives, negatives = corpus
     pos, neg = [flatten(t) for t in positives], [flatten(t) for t in negatives]
     card = train_classifier(pos, neg, tmp_path / "m.bin", params=Hyperparameters(budget_s=2.0, bucket=100_000))
-    search = card["search"]
+    search = card.search
     assert len(search["candidates"]) + len(search["left_out"]) == len(GRID)
     assert sum(r["estimated_s"] for r in search["candidates"]) <= 2.0 or len(search["candidates"]) == 1
     assert search["left_out"] and all(r["estimated_s"] > 0 for r in search["left_out"])
     dclm = train_classifier(pos, neg, tmp_path / "d.bin", params=Hyperparameters(recipe="dclm", bucket=100_000))
-    assert [(r["epoch"], r["lr"], r["word_ngrams"]) for r in dclm["search"]["candidates"]] == [(5, 0.1, 2)]
-    assert dclm["hyperparameters"]["epoch"] == 5 and dclm["calibration"]["method"] == "platt"
+    assert [(r["epoch"], r["lr"], r["word_ngrams"]) for r in dclm.search["candidates"]] == [(5, 0.1, 2)]
+    assert dclm.hyperparameters["epoch"] == 5 and dclm.calibration["method"] == "platt"
 
 
 def test_train_refuses_an_empty_class(tmp_path):
@@ -319,4 +319,4 @@ def test_evaluate_a_model_without_card_guesses_labels(corpus, tmp_path):
     train_classifier(pos, neg, tmp_path / "m.bin", label="ref", params=params)
     (tmp_path / "m.json").unlink()
     result = evaluate(tmp_path / "m.bin", pos[:10], neg[:10])
-    assert result["label"] == "__label__ref" and result["calibrated"] is False  # fastText's own scores
+    assert result.label == "__label__ref" and result.calibrated is False  # fastText's own scores

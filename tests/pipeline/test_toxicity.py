@@ -210,7 +210,7 @@ def test_a_fasttext_model_replaces_the_bundled_scorer_for_another_language(tmp_p
         label="toxic",
         params=Hyperparameters(epoch=25, lr=0.1, word_ngrams=2, calibration="none"),
     )
-    assert card["heldout"]["f1"] >= 0.9
+    assert card.heldout["f1"] >= 0.9
     # a team's own model has its own calibration: its thresholds come from its MODEL.json, not the defaults
     cfg = ToxicityConfig(model=str(path), languages=["de"], threshold=0.5, paragraph_threshold=0.5)
     stage = ToxicityStage(cfg)
@@ -253,14 +253,14 @@ def test_curation_run_with_toxicity_balances_and_reports_the_rule(tmp_path):
     assert "toxic_document" in report
     # the toxicity section: drops by rule, the six kept pages scored, and (no language stage) all nine counted
     # as scored without a language to check
-    section = summary["toxicity"]["sources"]["docs"]
+    section = summary.stages["toxicity"]["sources"]["docs"]
     assert section["dropped"] == {"toxic_document": 3} and section["kept_scored"] == 6
     assert section["skipped"] == {"toxicity_language_unknown": 9}
     assert all(0 <= v < 0.99 for v in section["kept_score_quantiles"].values())
     assert "## Toxicity" in report and "language_unknown: 9" in report
     import json
 
-    assert json.loads(layout.report_json.read_text(encoding="utf-8"))["toxicity"] == summary["toxicity"]
+    assert json.loads(layout.report_json.read_text(encoding="utf-8"))["toxicity"] == summary.stages["toxicity"]
 
 
 def test_the_forkserver_loads_the_bundled_scorer_once_for_the_ranks(monkeypatch, tmp_path):
