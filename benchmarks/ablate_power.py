@@ -186,13 +186,13 @@ def prepare(recipe, out: Path, man: Path):
 def run_budget(recipe, out: Path, references, model: str, tokens: int, seeds: list[int]) -> dict:
     from training.ablate import ARMS, arm_train_config, load_ablate_config
     from training.ablate_stats import paired_difference
-    from training.bpb import bits_per_byte
+    from training.bpb import BitsPerByte, bits_per_byte
     from training.train import run_training
 
     steps = max(1, tokens // 512)
     settings = load_ablate_config({"max_steps": steps, "train": {"model_overrides": MODELS[model]}, "seeds": seeds})
     started, wall = cpu_seconds(), time.monotonic()
-    measured: dict[str, dict[int, dict]] = {arm: {} for arm in ARMS}
+    measured: dict[str, dict[int, dict[str, BitsPerByte]]] = {arm: {} for arm in ARMS}
     params = 0
     for seed in seeds:
         for arm in ARMS:
@@ -203,14 +203,14 @@ def run_budget(recipe, out: Path, references, model: str, tokens: int, seeds: li
             measured[arm][seed] = {name: bits_per_byte(summary.final, texts, 128) for name, texts in references.items()}
     rows = {}
     for name in references:
-        raw = [measured["raw"][s][name]["bpb"] for s in seeds]
-        cur = [measured["curated"][s][name]["bpb"] for s in seeds]
+        raw = [measured["raw"][s][name].bpb for s in seeds]
+        cur = [measured["curated"][s][name].bpb for s in seeds]
         bits = [
-            sum(measured["raw"][s][name]["doc_bits"][j] - measured["curated"][s][name]["doc_bits"][j] for s in seeds)
+            sum(measured["raw"][s][name].doc_bits[j] - measured["curated"][s][name].doc_bits[j] for s in seeds)
             / len(seeds)
-            for j in range(len(measured["raw"][seeds[0]][name]["doc_bits"]))
+            for j in range(len(measured["raw"][seeds[0]][name].doc_bits))
         ]
-        result = paired_difference(raw, cur, bits, measured["raw"][seeds[0]][name]["doc_bytes"])
+        result = paired_difference(raw, cur, bits, measured["raw"][seeds[0]][name].doc_bytes)
         rows[name] = result.to_dict() | {"raw": sum(raw) / len(raw), "curated": sum(cur) / len(cur)}
     return {
         "model": model,

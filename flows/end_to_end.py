@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefect import flow, get_run_logger, task
 
@@ -31,6 +31,9 @@ from pipeline.layout import RunLayout
 from pipeline.ownership import check_claim, claim
 from pipeline.tokenize.config import TokenizeConfig
 from training.recipe import Recipe, load_recipe
+
+if TYPE_CHECKING:
+    from training.plan.options import PlanOptions
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
@@ -76,7 +79,7 @@ class PlanRefused(TokenmillError, RuntimeError):
     """The budget gate found blocking problems and the run was not forced."""
 
 
-def plan_options(recipe: Recipe) -> Any:
+def plan_options(recipe: Recipe) -> PlanOptions:
     """The recipe's ``plan:`` options, completed from the run: the shard manifest and the training model."""
     from training.plan.options import PlanOptions, complete_from_train
 

@@ -385,10 +385,10 @@ def train_arms(
             "steps": summary.step,
             "params": summary.params,
             "final_loss": summary.final_loss,
-            "bpb": {name: m["bpb"] for name, m in measured.items()},
-            "reference_bytes": {name: m["bytes"] for name, m in measured.items()},
-            "doc_bits": {name: m["doc_bits"] for name, m in measured.items()},
-            "doc_bytes": {name: m["doc_bytes"] for name, m in measured.items()},
+            "bpb": {name: m.bpb for name, m in measured.items()},
+            "reference_bytes": {name: m.bytes for name, m in measured.items()},
+            "doc_bits": {name: m.doc_bits for name, m in measured.items()},
+            "doc_bytes": {name: m.doc_bytes for name, m in measured.items()},
         }
         if settings.tasks:
             from training.evals.run import evaluate_model

@@ -15,14 +15,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 
-def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 512, batch_size: int = 8) -> dict:
-    """``{"bpb", "nll_nats", "tokens", "bytes", "documents", "doc_bits", "doc_bytes"}`` of the model in
-    ``model_dir`` on ``texts`` (``doc_bits[j]``/``doc_bytes[j]``: document j's bits and bytes, for the ablation's
-    document-sampling variance, training/ablate_stats.py)."""
+@dataclass(frozen=True)
+class BitsPerByte:
+    """What ``bits_per_byte`` measured on a set of texts."""
+
+    bpb: float  # bits per UTF-8 byte over all the texts
+    nll_nats: float  # the summed token negative log-likelihood
+    tokens: int  # tokens predicted
+    bytes: int  # UTF-8 bytes of the texts
+    documents: int  # texts measured
+    doc_bits: list[float]  # document j's bits (the ablation's document-sampling variance, training/ablate_stats.py)
+    doc_bytes: list[int]  # document j's bytes
+
+
+def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 512, batch_size: int = 8) -> BitsPerByte:
+    """Bits per byte of the model in ``model_dir`` on ``texts``, with each document's bits and bytes."""
     import torch
 
     folder = Path(model_dir)
@@ -48,15 +60,15 @@ def bits_per_byte(model_dir: str | Path, texts: Iterable[str], seq_len: int = 51
                 doc_nll[doc] -= float(per_row[row])
             nll -= batch_nll
             tokens += batch_tokens
-    return {
-        "bpb": nll / math.log(2) / n_bytes,
-        "nll_nats": nll,
-        "tokens": tokens,
-        "bytes": n_bytes,
-        "documents": documents,
-        "doc_bits": [v / math.log(2) for v in doc_nll],
-        "doc_bytes": doc_bytes,
-    }
+    return BitsPerByte(
+        bpb=nll / math.log(2) / n_bytes,
+        nll_nats=nll,
+        tokens=tokens,
+        bytes=n_bytes,
+        documents=documents,
+        doc_bits=[v / math.log(2) for v in doc_nll],
+        doc_bytes=doc_bytes,
+    )
 
 
 def _load(folder: Path) -> tuple[Any, Any, Any]:

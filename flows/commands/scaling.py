@@ -207,7 +207,7 @@ def _shards_plan_options(shards: Path, gpu: str | None, gpu_hours: float | None,
         raise FileNotFoundError(f"--shards {shards}: no manifest.json (write shards with `tokenmill tokenize`)")
     values: dict = {"manifest": str(manifest), "gpu": gpu or "H100-SXM", "gpu_hours": gpu_hours, "flops": flops}
     if gpu_hours is None and flops is None:
-        values["tokens"] = manifest_info(manifest)["unique_tokens"]
+        values["tokens"] = manifest_info(manifest).unique_tokens
     try:
         return PlanOptions.model_validate({k: v for k, v in values.items() if v is not None})
     except ValueError as error:

@@ -185,9 +185,9 @@ def test_ablation_end_to_end(tmp_path: Path) -> None:
     with torch.no_grad():
         loss = model(input_ids=ids, labels=ids).loss.item()
     expected = loss * (ids.shape[1] - 1) / math.log(2) / len(text.encode())
-    assert measured["bpb"] == pytest.approx(expected, rel=1e-4)
-    assert measured["tokens"] == ids.shape[1] - 1
-    assert sum(measured["doc_bits"]) == pytest.approx(measured["nll_nats"] / math.log(2))
+    assert measured.bpb == pytest.approx(expected, rel=1e-4)
+    assert measured.tokens == ids.shape[1] - 1
+    assert sum(measured.doc_bits) == pytest.approx(measured.nll_nats / math.log(2))
 
 
 def test_ablate_errors(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from training.models import ModelError, count_params, load_shape, preset_names
 from training.plan.hardware import Budget, Data, Hardware
 from training.plan.laws import compute_optimal, flops_per_token
 from training.plan.memory import estimate_memory, korthikanti_bytes, layer_activation_bytes_per_token
-from training.plan.options import PlanOptions, manifest_info, plan_from_options
+from training.plan.options import ManifestInfo, PlanOptions, manifest_info, plan_from_options
 from training.plan.planner import check, plan
 from training.units import PlanError, parse_count
 
@@ -403,7 +403,7 @@ def test_manifest_gives_unique_tokens_and_vocab(tmp_path: Path) -> None:
         "domain": {"tokens": {"train": 400, "heldout": 10, "mixed": 800}, "repeats": 2.0},
     }
     manifest.write_text(json.dumps({"tokenizer": {"vocab_size": 8192}, "sources": sources}))
-    assert manifest_info(tmp_path) == {"unique_tokens": 700.0, "vocab_size": 8192}
+    assert manifest_info(tmp_path) == ManifestInfo(unique_tokens=700.0, vocab_size=8192)
     result = plan_from_options(PlanOptions(model="tiny", tokens=1400, manifest=str(tmp_path), seq_len=64))
     assert result.data["epochs"] == pytest.approx(2.0) and result.shape.vocab_size == 8192
     manifest.write_text("{}")

@@ -62,7 +62,7 @@ def evaluate_model(
     report = EvalReport(str(model_dir))
     for name, texts in (references or {}).items():
         measured = bits_per_byte(model_dir, texts, seq_len)
-        report.references[name] = {k: measured[k] for k in ("bpb", "bytes", "documents")}
+        report.references[name] = {"bpb": measured.bpb, "bytes": measured.bytes, "documents": measured.documents}
     if tasks:
         model, tokenizer = load_model(model_dir)
         try:

@@ -3,7 +3,7 @@ shard manifest's figures the plan reads, and ``plan_from_options`` / ``load_plan
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,15 @@ class PlanOptions(StrictModel):
         return count_field(value)
 
 
-def manifest_info(path: str | Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ManifestInfo:
+    """What the plan reads from a shard manifest (``manifest_info``)."""
+
+    unique_tokens: float  # unique training tokens (``ShardManifest.unique_tokens``), > 0
+    vocab_size: int | None  # the tokenizer's vocabulary, when the manifest records it
+
+
+def manifest_info(path: str | Path) -> ManifestInfo:
     """Unique training tokens (and the tokenizer's vocab size) the plan reads from a shard ``manifest.json`` (or
     its folder), through ``ShardManifest``; PlanErrors name the manifest."""
     # deferred: pipeline.shards.format loads numpy (0.1-0.3 CPU-s), which `tokenmill --help` would pay for the
@@ -101,7 +109,7 @@ def manifest_info(path: str | Path) -> dict[str, Any]:
         raise PlanError(
             f"manifest: {manifest.path}: no token counts found (expected sources.<name>.tokens.train, or unique_tokens)"
         )
-    return {"unique_tokens": unique, "vocab_size": manifest.vocab_size}
+    return ManifestInfo(unique_tokens=unique, vocab_size=manifest.vocab_size)
 
 
 def plan_from_options(options: PlanOptions, origin: str | None = None, shape: ModelShape | None = None) -> Plan:
@@ -156,16 +164,16 @@ def hardware_of(options: PlanOptions, seq_len: int) -> Hardware:
     )
 
 
-def _unique_tokens(options: PlanOptions, info: dict[str, Any] | None) -> float | None:
+def _unique_tokens(options: PlanOptions, info: ManifestInfo | None) -> float | None:
     unique = options.unique_tokens
     if info is None:
         return unique
-    if unique is not None and abs(unique - info["unique_tokens"]) > 0.01 * unique:
-        raise PlanError(f"unique_tokens: given {human(unique)} but the manifest records {human(info['unique_tokens'])}")
-    return info["unique_tokens"]
+    if unique is not None and abs(unique - info.unique_tokens) > 0.01 * unique:
+        raise PlanError(f"unique_tokens: given {human(unique)} but the manifest records {human(info.unique_tokens)}")
+    return info.unique_tokens
 
 
-def _model_of(options: PlanOptions, info: dict[str, Any] | None) -> Any:
+def _model_of(options: PlanOptions, info: ManifestInfo | None) -> Any:
     """The shape (with the manifest's vocabulary) or the parameter count the options plan."""
     if options.model is None:
         return options.params
@@ -173,7 +181,7 @@ def _model_of(options: PlanOptions, info: dict[str, Any] | None) -> Any:
         shape = load_shape(options.model)
     except ModelError as error:
         raise PlanError(f"model: {error}") from None
-    vocab = options.vocab_size or (info or {}).get("vocab_size")
+    vocab = options.vocab_size or (info.vocab_size if info is not None else None)
     return replace(shape, vocab_size=vocab) if vocab else shape
 
 
