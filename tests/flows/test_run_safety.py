@@ -279,10 +279,12 @@ def test_kill_9_of_a_curate_run_leaves_no_process_behind(tmp_path: Path) -> None
     seen: set[int] = set()
     try:
         deadline = time.monotonic() + 120
-        while len(seen) < 4 and cli.poll() is None and time.monotonic() < deadline:  # ranks and their children
+        # the input is small, so its 3 ranks run one after the other in the command, each with its extraction
+        # sandbox: the second sandbox is mid-way (a rank and dedup still to come)
+        while len(seen) < 2 and cli.poll() is None and time.monotonic() < deadline:
             seen |= descendants(cli.pid)
             time.sleep(0.05)
-        assert len(seen) >= 4 and cli.poll() is None, "the run ended before it could be killed mid-way"
+        assert len(seen) >= 2 and cli.poll() is None, "the run ended before it could be killed mid-way"
         seen |= descendants(cli.pid)
         handles = {}
         for pid in seen:
