@@ -71,6 +71,21 @@ def load_model(path: str) -> Any:
         raise ValueError(f"language.model_path: {path} is not a readable fastText model: {error}") from error
 
 
+#: the models this process loaded, by file (path, modification time, size): one per file however many ranks
+_LOADED: dict[tuple[str, int, int], Any] = {}
+
+
+def shared_model(path: str) -> Any:
+    """``load_model(path)``, once per process and file. Why: each rank's stage is a copy without the model (it
+    does not pickle), and loading ``lid.176.ftz`` again cost 12-15 CPU-ms per rank; a file changed on disk is
+    loaded anew. fastText's ``predict`` only reads the model, so ranks run one after another can share it."""
+    info = os.stat(path)
+    key = (os.path.realpath(path), info.st_mtime_ns, info.st_size)
+    if key not in _LOADED:
+        _LOADED[key] = load_model(path)
+    return _LOADED[key]
+
+
 @lru_cache(maxsize=4096)
 def label_to_language(label: str) -> str:
     """``__label__en`` → ``en``; GlotLID's ``__label__eng_Latn`` → ``en``; ``__label__xyz_Latn`` → ``xyz``."""
@@ -126,7 +141,7 @@ class LanguageStage(AccountedStep):
 
     def setup(self) -> None:
         if self._model is None:
-            self._model = load_model(self.model_path)
+            self._model = shared_model(self.model_path)
 
     def predict(self, units: list[str]) -> tuple[list[str], list[float]]:
         """Top label and probability of each paragraph, in one fastText call."""

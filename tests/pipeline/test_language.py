@@ -6,15 +6,25 @@ CPU-second).
 
 from __future__ import annotations
 
+import copy
 import gzip
 import json
+import os
 import pickle
+import shutil
+from pathlib import Path
 
 import pytest
 from datatrove.data import Document
 
 from pipeline.curate.config import LanguageConfig
-from pipeline.curate.language import LanguageStage, default_model_path, label_to_language, resolve_model_path
+from pipeline.curate.language import (
+    LanguageStage,
+    default_model_path,
+    label_to_language,
+    resolve_model_path,
+    shared_model,
+)
 from pipeline.text import lid_units
 from tests.helpers.text import ARTICLES
 
@@ -295,3 +305,16 @@ def test_code_lines_do_not_vote_on_a_pages_language() -> None:
     only_code = Document(text="\n".join(code), id="code")
     assert LanguageStage(LanguageConfig(keep=None, min_score=0.0)).process(only_code) is None
     assert only_code.metadata["language"]
+
+
+def test_ranks_share_one_loaded_model_per_file(tmp_path: Path) -> None:
+    stage = LanguageStage(LanguageConfig())
+    ranks = [copy.deepcopy(stage), pickle.loads(pickle.dumps(stage))]  # as the executors hand a rank its copy
+    for rank in ranks:
+        rank.setup()
+    assert ranks[0]._model is ranks[1]._model is shared_model(default_model_path())
+    path = tmp_path / "lid.ftz"
+    shutil.copy(default_model_path(), path)
+    first = shared_model(str(path))
+    os.utime(path, ns=(1, 1))  # the file changed on disk: loaded anew
+    assert shared_model(str(path)) is not first
