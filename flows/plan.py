@@ -34,8 +34,8 @@ def plan(options: dict[str, Any] | None = None, recipe: str | None = None, outpu
         logger.warning(warning)
     if output:
         paths = write_report(result, output)
-        markdown = paths["text"]
-        logger.info("report: %s", paths["markdown"])
+        markdown = paths.text
+        logger.info("report: %s", paths.markdown)
     else:
         markdown = render_markdown(result, png=None, blocking=blocking)
     publish_plan_artifact(markdown)  # image lines dropped: a relative link does not render in the Prefect UI

@@ -47,7 +47,7 @@ def plan_command(
 
         paths = write_report(result, output)
         if not as_json:
-            typer.echo(f"wrote {paths['markdown']}, {paths['json']}, {paths['png']}", err=True)
+            typer.echo(f"wrote {paths.markdown}, {paths.json}, {paths.png}", err=True)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict() | {"blocking": blocking}, indent=2, ensure_ascii=False) + "\n")
     else:

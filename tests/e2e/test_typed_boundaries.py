@@ -64,7 +64,6 @@ PENDING = {
     "training.models.llama_kwargs",
     "training.parallel.accelerator_kwargs",
     "training.plan.options.complete_from_train",
-    "training.plan.report.write_report",
     "training.units.count_field",
 }
 

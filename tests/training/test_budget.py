@@ -425,7 +425,8 @@ def test_report_renders_markdown_and_png(tmp_path: Path) -> None:
 
     result = plan("1b", Data(tokens=50e9, unique_tokens=20e9, base_tokens=3e12), Hardware(gpu="H200"))
     paths = write_report(result, tmp_path)
-    png = Path(paths["png"])
+    assert paths.png is not None
+    png = Path(paths.png)
     assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
     markdown = (tmp_path / "plan.md").read_text()
     assert "![plan](plots/plan.png)" in markdown and "domain-adaptive" in markdown

@@ -9,6 +9,7 @@ how Chinchilla's Approach 2 reads off N*. matplotlib runs with the Agg backend (
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -283,7 +284,17 @@ def _iso_flop_profile(ax: Any, plan: Plan, fit: ScalingFit, n_range: tuple) -> N
     ax.legend(fontsize=8)
 
 
-def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PlanFiles:
+    """What ``write_report`` wrote, and the Markdown it wrote to ``plan.md``."""
+
+    json: Path  # plan.json
+    markdown: Path  # plan.md
+    png: Path | None  # plots/plan.png; None when not drawn (``with_png=False``)
+    text: str  # plan.md's content (the Prefect artifact)
+
+
+def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> PlanFiles:
     """Write ``plan.json``, ``plan.md`` and ``plots/plan.png`` into ``out_dir`` (a run directory)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -293,7 +304,7 @@ def write_report(plan: Plan, out_dir: str | Path, with_png: bool = True) -> dict
     png = plot_plan(plan, out / PNG_NAME) if with_png else None
     markdown = render_markdown(plan, PNG_NAME if png else None, blocking)
     (out / "plan.md").write_text(markdown, encoding="utf-8")
-    return {"json": out / "plan.json", "markdown": out / "plan.md", "png": png, "text": markdown}
+    return PlanFiles(json=out / "plan.json", markdown=out / "plan.md", png=png, text=markdown)
 
 
 def finish_nd_axes(ax, n_range: tuple[float, float], d_range: tuple[float, float], title: str) -> None:
