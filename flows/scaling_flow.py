@@ -34,7 +34,7 @@ def fit_task(config: dict[str, Any], plan_options: dict[str, Any] | None) -> dic
     from training.plan.options import PlanOptions
 
     options = PlanOptions.model_validate(plan_options) if plan_options is not None else None
-    return finish_ladder(plan_ladder(load_ladder_config(config)), options)
+    return finish_ladder(plan_ladder(load_ladder_config(config)), options).to_dict()
 
 
 @flow(name="scaling-ladder", log_prints=True)

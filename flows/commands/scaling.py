@@ -127,9 +127,10 @@ def ladder_command(
         print_error(str(error))
         raise typer.Exit(1) from None
     if as_json:
-        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
-        typer.echo(Path(report["files"]["report_md"]).read_text(encoding="utf-8"))
+        assert report.report_md is not None, "run_ladder writes the Markdown"
+        typer.echo(Path(report.report_md).read_text(encoding="utf-8"))
 
 
 def _fail(message: str) -> NoReturn:

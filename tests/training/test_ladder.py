@@ -8,6 +8,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -263,7 +264,7 @@ def test_a_recipe_names_the_shards_and_the_plan(shards: Path, tmp_path: Path, mo
     def fake(config, options, say=None):
         seen.update(config=config, options=options)
         (tmp_path / "r.md").write_text("report")
-        return {"files": {"report_md": str(tmp_path / "r.md")}}
+        return SimpleNamespace(report_md=str(tmp_path / "r.md"))
 
     monkeypatch.setattr(ladder, "run_ladder", fake)
     result = cli("scaling", "ladder", str(recipe), "--output", str(tmp_path / "o"), "--sizes", "32,48")

@@ -4,6 +4,7 @@ largest rung (training/ladder/check.py), the compute-optimal frontier and the pl
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,33 @@ REPORT_MD = "ladder_report.md"
 REPORT_JSON = "ladder_report.json"
 
 
-def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> dict[str, Any]:
-    """Fit the law to ``runs.csv``, write fit.json/fit.png and the report; return the report's JSON.
+@dataclass(frozen=True)
+class LadderReport:
+    """What ``finish_ladder`` (and ``run_ladder``) return. ``to_dict`` is ``ladder_report.json`` (and, once the
+    Markdown is written, what ``tokenmill scaling ladder --json`` prints: ``files`` then names ``report_md`` too),
+    in the key order it always had."""
+
+    ladder: dict[str, Any]  # the ladder's plan (``LadderPlan.to_dict``)
+    runs: list[dict[str, Any]]  # every finished branch's result.json, in ladder order
+    fit: dict[str, Any]  # the law fitted to them (``training.scaling``)
+    fit_uses: str  # which parameter count the fit uses
+    budget_flops: float | None  # the team's budget, when plan options were given
+    frontier: list[dict[str, float]]  # compute-optimal N*, D* and loss around the budget
+    plan: dict[str, Any] | None  # the team's plan redone with the fitted law
+    plan_error: str | None  # why that plan could not be made
+    holdout_check: dict[str, Any]  # the largest rung predicted from the others (training/ladder/check.py)
+    files: dict[str, str]  # runs_csv, fit_json, fit_png
+    report_md: str | None = None  # ladder_report.md, once written
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "report_md"}
+        if self.report_md is not None:
+            data["files"] = {**self.files, "report_md": self.report_md}
+        return data
+
+
+def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> LadderReport:
+    """Fit the law to ``runs.csv``, write fit.json/fit.png and the report; return the report.
 
     ``plan_options``: the team's ``PlanOptions`` (budget, GPU, model or tokens); the report plans with the
     fitted law in their place (``plan: {fit: <ladder>/fit.json}``). None: only the frontier is reported.
@@ -32,22 +58,22 @@ def finish_ladder(plan: LadderPlan, plan_options: Any = None) -> dict[str, Any]:
     frontier = _frontier(result.law(), budget or result.compute_range[-1])
     finished = [r for rung in plan.rungs for b in rung.branches if (r := read_result(plan, rung, b))]
     files = {"runs_csv": str(csv_path), "fit_json": str(paths["json"]), "fit_png": str(paths["png"])}
-    report: dict[str, Any] = {
-        "ladder": plan.to_dict(),
-        "runs": finished,
-        "fit": result.to_dict(),
-        "fit_uses": "params (every parameter, embedding included)",
-        "budget_flops": budget,
-        "frontier": frontier,
-        "plan": implied.to_dict() if implied is not None else None,
-        "plan_error": plan_error,
-        "holdout_check": holdout_check(finished, seed=plan.config.seed).to_dict(),
-        "files": files,
-    }
-    (out / REPORT_JSON).write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
-    (out / REPORT_MD).write_text(render_report(report), encoding="utf-8")
-    files["report_md"] = str(out / REPORT_MD)
-    return report
+    report = LadderReport(
+        ladder=plan.to_dict(),
+        runs=finished,
+        fit=result.to_dict(),
+        fit_uses="params (every parameter, embedding included)",
+        budget_flops=budget,
+        frontier=frontier,
+        plan=implied.to_dict() if implied is not None else None,
+        plan_error=plan_error,
+        holdout_check=holdout_check(finished, seed=plan.config.seed).to_dict(),
+        files=files,
+    )
+    data = report.to_dict()
+    (out / REPORT_JSON).write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    (out / REPORT_MD).write_text(render_report(data), encoding="utf-8")
+    return replace(report, report_md=str(out / REPORT_MD))
 
 
 def _implied_plan(fit_json: Path, plan_options: Any) -> tuple[Any, float | None, str | None]:

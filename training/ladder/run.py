@@ -32,7 +32,7 @@ from training.ladder.plan import (
     trunk_dir,
     write_runs_csv,
 )
-from training.ladder.report import finish_ladder
+from training.ladder.report import LadderReport, finish_ladder
 from training.ladder.sizes import COOLDOWN, Branch, Rung
 from training.progress import JobProgress
 from training.train import run_training
@@ -147,14 +147,14 @@ def branch_steps(rung: Rung, branch: Branch) -> int:
 
 def run_ladder(
     config: LadderConfig, plan_options: Any = None, say: Callable[[str], None] | None = None
-) -> dict[str, Any]:
+) -> LadderReport:
     """Plan, train every trunk and branch (skipping finished ones), fit and report; return the report's JSON."""
     say = say or (lambda _message: None)
     with hold(config.output, "ladder"):  # a second ladder (or any command) on this folder is refused at once
         return _run_ladder(plan_ladder(config), plan_options, say)
 
 
-def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None]) -> dict[str, Any]:
+def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None]) -> LadderReport:
     prepare_output(plan)
     branches = [(rung, branch) for rung in plan.rungs for branch in rung.branches]
     progress = JobProgress(
