@@ -29,6 +29,7 @@ Resumable: curation reuses the stages' own fingerprints, shards and the train ru
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -43,7 +44,7 @@ from pipeline.errors import TokenmillError
 from pipeline.lock import hold
 from pipeline.ownership import claim, record_of, remove_owned
 from pipeline.shards.format import MANIFEST, ShardManifest
-from training.ablate_report import render_report, spread, summarise, summarise_tasks, verdict
+from training.ablate_report import AblationReport, render_report, spread, summarise, summarise_tasks, verdict
 
 __all__ = ["render_report", "spread", "verdict"]  # the report's functions, imported from here by older callers
 
@@ -295,7 +296,7 @@ def arm_train_config(recipe: Any, settings: AblateConfig, shards: Path, output: 
 
 def run_ablation(
     recipe: Any, out: str | Path, settings: AblateConfig, say: Callable[[str], None] | None = None
-) -> dict[str, Any]:
+) -> AblationReport:
     """Both arms, every seed, every reference: the report's JSON (``out/ablation_report.{md,json}``).
 
     ``out`` is claimed and locked for the ablation (``pipeline.ownership``, ``pipeline.lock``)."""
@@ -305,7 +306,7 @@ def run_ablation(
         return _run_ablation(recipe, out, settings, say or (lambda _message: None))
 
 
-def _run_ablation(recipe: Any, out: Path, settings: AblateConfig, say: Callable[[str], None]) -> dict[str, Any]:
+def _run_ablation(recipe: Any, out: Path, settings: AblateConfig, say: Callable[[str], None]) -> AblationReport:
     if recipe.train is None and not settings.train:
         raise AblateError("the recipe has no train: section (the model and hyper-parameters both arms train with)")
     for path in settings.reference:  # before the arms are curated: a typo fails in a second, not minutes
@@ -331,13 +332,15 @@ def _run_ablation(recipe: Any, out: Path, settings: AblateConfig, say: Callable[
     tokens = {arm: {r["tokens"] for r in results[arm].values()} for arm in ARMS}
     if len(tokens["raw"] | tokens["curated"]) != 1:
         raise AblateError(f"the arms trained on different token counts {tokens}: remove {out} and rerun")
-    report = summarise(results, references, documents, manifests, settings)
-    report["user_references"] = [reference_name(p, set()) for p in settings.reference]
-    report["tasks"] = summarise_tasks(results, settings.seeds)
-    (out / REPORT_JSON).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    (out / REPORT_MD).write_text(render_report(report), encoding="utf-8")
-    report["report_md"] = str(out / REPORT_MD)
-    return report
+    report = dataclasses.replace(
+        summarise(results, references, documents, manifests, settings),
+        user_references=[reference_name(p, set()) for p in settings.reference],
+        tasks=summarise_tasks(results, settings.seeds),
+    )
+    data = report.to_dict()
+    (out / REPORT_JSON).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    (out / REPORT_MD).write_text(render_report(data), encoding="utf-8")
+    return dataclasses.replace(report, report_md=str(out / REPORT_MD))
 
 
 def train_arms(

@@ -4,6 +4,7 @@ curated, what the run could detect and the call (training/ablate_stats.py); Mark
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from training.ablate_stats import CONFIDENCE, METHOD, in_words, paired_difference
@@ -46,7 +47,32 @@ def _document_differences(results, name: str, seeds: list[int]) -> tuple[list[fl
     return diffs, results["curated"][seeds[0]]["doc_bytes"][name]
 
 
-def summarise(results, references, documents, manifests, settings: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class AblationReport:
+    """What ``run_ablation`` returns. ``to_dict`` is ``ablation_report.json`` (and, with ``report_md`` once the
+    Markdown is written, what ``tokenmill ablate --json`` prints), in the key order it always had."""
+
+    seeds: list[int]
+    tokens_per_run: int  # training tokens of every run (both arms train on the same count)
+    params: int  # the model's parameters
+    per_reference: dict[str, dict[str, Any]]  # reference name -> ``verdict``'s means, interval and call
+    documents: dict[str, Any]  # arm -> source -> training documents and the reference documents removed
+    unique_train_tokens: dict[str, int]  # arm -> unique training tokens of its shards
+    runs: dict[str, list[dict[str, Any]]]  # arm -> each seed's result (without its per-document bits)
+    rule: str  # when a difference is called
+    confidence: float  # of the intervals
+    user_references: list[str] = field(default_factory=list)  # the references the user gave (the neutral test)
+    tasks: dict[str, Any] = field(default_factory=dict)  # task -> arm -> mean accuracy (``summarise_tasks``)
+    report_md: str | None = None  # ablation_report.md, once written
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "report_md"}
+        if self.report_md is not None:
+            data["report_md"] = self.report_md
+        return data
+
+
+def summarise(results, references, documents, manifests, settings: Any) -> AblationReport:
     per_reference = {}
     for name in references:
         raw = [results["raw"][s]["bpb"][name] for s in settings.seeds]
@@ -54,17 +80,17 @@ def summarise(results, references, documents, manifests, settings: Any) -> dict[
         per_doc = _document_differences(results, name, settings.seeds)
         per_reference[name] = verdict(raw, curated, *(per_doc or (None, None)))
     first = results["curated"][settings.seeds[0]]
-    return {
-        "seeds": settings.seeds,
-        "tokens_per_run": first["tokens"],
-        "params": first["params"],
-        "per_reference": per_reference,
-        "documents": documents,
-        "unique_train_tokens": {arm: manifests[arm].train_tokens for arm in ARMS},
-        "runs": {arm: [_public(r) for r in results[arm].values()] for arm in ARMS},
-        "rule": "a difference is called when its 95 % interval excludes 0: " + METHOD,
-        "confidence": CONFIDENCE,
-    }
+    return AblationReport(
+        seeds=settings.seeds,
+        tokens_per_run=first["tokens"],
+        params=first["params"],
+        per_reference=per_reference,
+        documents=documents,
+        unique_train_tokens={arm: manifests[arm].train_tokens for arm in ARMS},
+        runs={arm: [_public(r) for r in results[arm].values()] for arm in ARMS},
+        rule="a difference is called when its 95 % interval excludes 0: " + METHOD,
+        confidence=CONFIDENCE,
+    )
 
 
 def _public(run: dict[str, Any]) -> dict[str, Any]:

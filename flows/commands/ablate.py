@@ -89,6 +89,7 @@ def ablate_command(
     except TrainingDiverged as error:
         fail(str(error), 1)
     if as_json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        typer.echo(Path(report["report_md"]).read_text(encoding="utf-8"))
+        assert report.report_md is not None, "run_ablation writes the Markdown"
+        typer.echo(Path(report.report_md).read_text(encoding="utf-8"))

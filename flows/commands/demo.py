@@ -106,5 +106,5 @@ def maybe_ablate(recipe_path: str, console) -> str | None:
     console.print("ablation (ablate.enabled in the recipe): raw vs curated arms")
     with progress.shown():
         report = run_ablation(recipe, Path(recipe.output_dir) / "ablate", settings, say=console.print)
-    console.print(render_report(report), markup=False, soft_wrap=True)  # tables stay one row per line
-    return report["report_md"]
+    console.print(render_report(report.to_dict()), markup=False, soft_wrap=True)  # tables stay one row per line
+    return report.report_md
