@@ -199,7 +199,7 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
         )
         add_section(layout, "train", demote_headings(train_md) if train_md else "## Training\n", results["train"])
     summary = run_summary(results)
-    add_section(layout, "summary", summary, {"funnel": funnel_numbers(results)})
+    add_section(layout, "summary", summary, {"funnel": funnel_numbers(results).to_dict()})
     publish_stage_artifacts(layout, results)
     return summary
 

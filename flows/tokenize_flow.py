@@ -15,7 +15,7 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_shards_artifact
 from flows.results import NOT_PERSISTED
 from flows.tokenize_job import tokenize_job, tokenize_shards
-from pipeline.shards.format import ShardManifest, SourceEntry
+from pipeline.shards.format import SourceEntry
 
 #: the flow's one task: the shards written as ``tokenmill tokenize`` writes them
 shards_task = task(name="tokenize-shards", **NOT_PERSISTED)(tokenize_shards)
@@ -34,9 +34,8 @@ def tokenize(
     logger = get_run_logger()
     job = tokenize_job(input, output, recipe, config, sources)
     logger.info("tokenizing %s into %s", job.input, job.output)
-    manifest = shards_task(job)
-    publish_shards_artifact(manifest, of=input)
-    shards = ShardManifest.from_dict(manifest)
+    shards = shards_task(job)  # in memory (not persisted): the ShardManifest itself
+    publish_shards_artifact(shards, of=input)
     for warning in shards.warnings:
         logger.warning(warning)
     return {

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pipeline.config loads every stage's config (datatrove too): not for `tokenmill --help`
     from pipeline.config import ExecutorConfig
+    from pipeline.shards.format import ShardManifest
 
 
 @dataclasses.dataclass
@@ -53,7 +54,7 @@ def tokenize_job(
     return TokenizeJob(input_path, output_path, settings, mix, recipe_hash, executor)
 
 
-def tokenize_shards(job: TokenizeJob) -> dict[str, Any]:
+def tokenize_shards(job: TokenizeJob) -> ShardManifest:
     """Write ``job``'s shards; the manifest. An output another command writes, or that tokenmill did not create,
     is refused first (``RunDirError``/``OwnershipError``, nothing touched); a run's own shards add their encode
     ranks to the run's report.json ``workers`` (``pipeline.usage``)."""
@@ -71,7 +72,7 @@ def tokenize_shards(job: TokenizeJob) -> dict[str, Any]:
         job.input, job.output, config, job.sources, executor_factory=factory, recipe_hash=job.recipe_hash
     )
     _count_workers(job.input, job.output)
-    return manifest.raw  # the flow's (and the command's) result is the manifest's JSON
+    return manifest
 
 
 def _count_workers(input_path: Path, output: Path) -> None:

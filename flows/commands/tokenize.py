@@ -31,7 +31,7 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, float]:
     return result
 
 
-def _write_shards(job: TokenizeJob) -> dict[str, Any]:
+def _write_shards(job: TokenizeJob) -> ShardManifest:
     """``tokenize_shards`` for the command: an output another command writes, or that tokenmill did not create, is
     refused first (flows.cli's handler: one line, exit 2, nothing touched); an input error is one line, exit 1."""
     from pipeline import progress
@@ -77,7 +77,6 @@ def tokenize(
 ) -> None:
     """Train or reuse a tokenizer, mix the sources and write shuffled token shards with a manifest."""
     from pipeline.console import make_console
-    from pipeline.shards.format import MANIFEST, ShardManifest
 
     console = make_console()
     overrides = overrides or {}
@@ -95,8 +94,7 @@ def tokenize(
         job.sources[name] = {"weight": value, "epochs": None}
     for name, value in _pairs(epochs, "--epochs").items():
         job.sources[name] = {"weight": None, "epochs": value}
-    manifest = _write_shards(job)
-    _print_summary(console, ShardManifest.from_dict(manifest, job.output / MANIFEST), job.output)
+    _print_summary(console, _write_shards(job), job.output)
 
 
 def _print_summary(console, manifest: ShardManifest, folder: Path) -> None:  # a rich Console
