@@ -93,9 +93,9 @@ def truncate_rows(path: Path, step: int) -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
-def hparams(cfg: TrainConfig) -> dict[str, Any]:
-    """TensorBoard's hparams take scalars only."""
-    out = {}
+def hparams(cfg: TrainConfig) -> dict[str, int | float | str | bool]:
+    """TensorBoard's hparams take scalars only: the resolved config, anything else as its JSON text."""
+    out: dict[str, int | float | str | bool] = {}
     for key, value in cfg.model_dump(mode="json").items():
         out[key] = value if isinstance(value, int | float | str | bool) else json.dumps(value)
     return out

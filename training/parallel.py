@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     import torch
@@ -111,9 +111,17 @@ def check_tp(tp_size: int, world: int, cuda: bool) -> None:
         )
 
 
-def accelerator_kwargs(precision: str, tp_size: int, num_layers: int) -> dict[str, Any]:
+class AcceleratorKwargs(TypedDict, total=False):
+    """The keywords of ``accelerate.Accelerator`` a run's precision and tensor parallelism set."""
+
+    mixed_precision: str  # "no", "bf16" or "fp8"
+    kwargs_handlers: list[Any]  # fp8: torchao's AORecipeKwargs
+    parallelism_config: Any  # tp_size > 1: accelerate's ParallelismConfig
+
+
+def accelerator_kwargs(precision: str, tp_size: int, num_layers: int) -> AcceleratorKwargs:
     """``Accelerator(**kwargs)`` for a run's precision (fp32/bf16/fp8) and tensor-parallel size."""
-    kwargs: dict[str, Any] = {"mixed_precision": {"bf16": "bf16", "fp8": "fp8"}.get(precision, "no")}
+    kwargs: AcceleratorKwargs = {"mixed_precision": {"bf16": "bf16", "fp8": "fp8"}.get(precision, "no")}
     if precision == "fp8":
         from accelerate.utils import AORecipeKwargs  # raises ImportError without torchao: check_fp8 ran first
 
