@@ -16,6 +16,8 @@ from functools import lru_cache
 
 from pipeline.redact.numbers import after_last_digit
 
+_ASCII_DIGITS = frozenset("0123456789")
+
 _VERSION_WORDS = (
     r"version|versions|ver|release[sd]?|build|rev|revision|firmware|kernel|upstream|update[sd]?|updating"
     r"|upgrade[sd]?|upgrading|bump(?:ed|s)?|changelog|versi[óo]n|vers[ãa]o|versione|версия|версии"
@@ -58,6 +60,10 @@ class _Patterns:
         a = re.ASCII
         # a dotted quad followed by ".label" is part of a host name (1.0.0.127.in-addr.arpa), not an address
         self.ipv4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\w|\.\w)", a)
+        # what follows the first octet of every ``ipv4`` match (possessive: giving back a digit puts one where a dot
+        # or the end must be, so the same matches). It starts on a dot, which the scan skips to in C: 7x faster than
+        # ``ipv4``, which starts on a digit, on number-dense text (``_ipv4_matches``)
+        self.ipv4_tail = re.compile(r"\.\d{1,3}+\.\d{1,3}+\.\d{1,3}+(?!\w|\.\w)", a)
         # an IPv6 address has "::" or eight groups (six before an IPv4 tail); "12:30:45" has neither. The pattern
         # below is searched only in the stretches of hex digits, colons and dots that have "::" or six colons
         # (``_ipv6_stretches``): a match lies inside one stretch, and one without either is never replaced
@@ -155,7 +161,7 @@ class IPDetector:
     def find(self, text: str, _: list) -> Iterator[tuple[int, int]]:
         public_only = self.public_only
         if "." in text:
-            for m in self.p.ipv4.finditer(text):
+            for m in self._ipv4_matches(text):
                 number = _quad_int(m.group())
                 if number is None or (public_only and _in_ranges(number, _IPV4_NOT_PUBLIC)):
                     continue  # cheap: not an address, or a private one (logs are full of them)
@@ -168,6 +174,28 @@ class IPDetector:
                     candidate = m.group()
                     if ("::" in candidate or candidate.count(":") >= 6) and ip_replaceable(candidate, public_only):
                         yield m.span()
+
+    def _ipv4_matches(self, text: str) -> Iterator[re.Match]:
+        """The matches of ``ipv4.finditer(text)``, found from their first dot.
+
+        An ``ipv4`` match starts on a digit with no word character or dot before it, so no match starts inside
+        another, and each is ``ipv4.match`` at its start: 1–3 digits before a dot where ``ipv4_tail`` matches. A tail
+        match cannot cover the first dot of an address either (it would cover the character before the address,
+        then a digit or a dot). So every address is ``ipv4.match`` at the start of the digits before a tail match.
+        """
+        match, digits = self.p.ipv4.match, _ASCII_DIGITS
+        for tail in self.p.ipv4_tail.finditer(text):
+            dot = tail.start()
+            if not dot or text[dot - 1] not in digits:
+                continue
+            start = dot - 1
+            if start and text[start - 1] in digits:
+                start -= 1
+                if start and text[start - 1] in digits:
+                    start -= 1  # a fourth digit before: ``ipv4``'s lookbehind rejects it
+            m = match(text, start)
+            if m:
+                yield m
 
     def _ipv6_stretches(self, text: str) -> Iterator[tuple[int, int]]:
         """(start, end + 1) of every maximal stretch of ``[0-9A-Fa-f:.]`` with "::" or six colons, in order.
