@@ -127,7 +127,7 @@ class CardDetector:
         digits = text[start:end]
         # GS1 keys (UPC-A, EAN-13, GTIN-14) are printed as bare digits; a grouped 4-6-4 run is a card
         barcode = len(digits) in (12, 13, 14) and digits.isdigit() and gs1_valid(digits)
-        if barcode or id_label_before(text, start):
+        if barcode or id_label_before(text, start) is not None:
             return self._card_word_near(text, start, end)
         return True
 

@@ -223,8 +223,8 @@ class PhoneDetector:
         if candidate[0] != "+":
             label = id_label_before(text, start)
             # Order no. 030 12345678, #030…; but after a phone word "number"/"no." is the phone's: Phone number 030 …
-            if label:
-                generic = (label.group("label") or "").lower() in GENERIC_NUMBER_WORDS
+            if label is not None:
+                generic = label in GENERIC_NUMBER_WORDS
                 if not generic or not (kind == "word" or self._phone_word_before(text, start)):
                     return None
         if after_iban_prefix(text, start):
