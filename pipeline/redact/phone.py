@@ -8,6 +8,7 @@ otherwise ids: bare digit runs, national numbers without a trunk prefix. An id l
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -24,7 +25,12 @@ _PHONE_WORDS = (
     r"|телефон\w*|тел|моб\w*|факс"
 )
 _PHONE_WORDS_CJK = r"电话|電話|手机|手機|座机|致电|传真|傳真|携帯|ファックス|ＴＥＬ|전화|휴대폰|핸드폰|팩스"
-_NOT_SEPARATORS = frozenset("0123456789()+")
+# the separators of a candidate (what it holds besides digits and "()+"), by which of " ", ".", "-", "/" it holds
+_SEPARATOR_SETS = {
+    present: frozenset(ch for ch, there in zip(" .-/", present, strict=True) if there)
+    for present in itertools.product((False, True), repeat=4)
+}
+_ASCII_DIGITS = frozenset("0123456789")
 _EXT_STARTS = frozenset(" ,xXeE内分转轉")
 # a substring of every phone word (lower case): the gate in front of the phone-word regex
 _PHONE_HINTS: tuple[str, ...]
@@ -69,28 +75,29 @@ def _country_code_ok(digits: str) -> bool:
     return digits[:1] in _COUNTRY_CODES or digits[:2] in _COUNTRY_CODES or digits[:3] in _COUNTRY_CODES
 
 
-def _looks_like_date(groups: list[str], candidate: str) -> bool:
-    """``01-02-2024 12`` or ``2024-03-15 12``: a date (and the start of a time) that met a phone shape."""
+def _looks_like_date(groups: list[str], lengths: list[int]) -> bool:
+    """``01-02-2024 12`` or ``2024-03-15 12``: a date (and the start of a time) that met a phone shape
+    (``lengths``: the lengths of ``groups``)."""
     if len(groups) < 3:
         return False
-    a, b, c = (len(g) for g in groups[:3])
+    a, b, c = lengths[0], lengths[1], lengths[2]
     year_last = a <= 2 and b <= 2 and c == 4 and groups[2][:2] in ("19", "20")
     year_first = a == 4 and b <= 2 and c <= 2 and groups[0][:2] in ("19", "20")
     return year_last or year_first
 
 
-def _never_national(candidate: str, groups: list[str], digits: str, seps: set[str]) -> bool:
+def _never_national(candidate: str, groups: list[str], lengths: list[int], digits: str, seps: frozenset[str]) -> bool:
     """A candidate without "+" that ``_phone_shape`` rejects (None or "zip") and ``national_phone`` is not asked
     about (dots, more than 13 digits): decimals, versions, dotted quads, dates, ZIP+4, long ids. The same rules as
     there, only asked first: they need nothing but the candidate, and decide most candidates of number-dense text.
     """
-    if "." in seps and (seps != {"."} or len(groups) == 2 or (len(groups) == 4 and all(len(g) <= 3 for g in groups))):
+    if "." in seps and (seps != {"."} or len(groups) == 2 or (len(groups) == 4 and max(lengths) <= 3)):
         return True  # dots alone only as groups of a phone (415.555.0132), never with another separator
     if len(digits) > 13 and digits[:2] != "00" and groups[0] not in _IDD_GROUPS:
         return True  # only an international prefix makes a phone of so many digits
-    if len(groups) == 2 and len(groups[0]) == 5 and len(groups[1]) == 4 and seps == {"-"}:
+    if len(groups) == 2 and lengths[0] == 5 and lengths[1] == 4 and seps == {"-"}:
         return True  # ZIP+4
-    return _looks_like_date(groups, candidate) or candidate.count("/") > 1
+    return _looks_like_date(groups, lengths) or candidate.count("/") > 1
 
 
 class _Patterns:
@@ -135,8 +142,19 @@ class PhoneDetector:
                     continue
                 # a bare run of digits is a phone only after a phone word (``_phone_shape`` gives it "word" or
                 # nothing, and ``national_phone`` wants three groups or a bracket without one): in number-dense
-                # text most candidates are such runs (barcodes, ids), so the word is asked for first
-                if candidate.isdigit() and not word_before(text, m.start()):
+                # text most candidates are such runs (barcodes, ids), so the word is asked for first; one of more than
+                # 13 digits is none without an international prefix (``_never_national``), word or not
+                if candidate.isdigit():
+                    if (len(candidate) <= 13 or candidate[:2] == "00") and word_before(text, m.start()):
+                        span = span_of(text, m.start(), m.end(), candidate)
+                        if span:
+                            yield span
+                    continue
+                # dots mixed with another separator (1.2.3-4, 15.03.2024 12:30): never a phone, a rule of
+                # ``_never_national``/``_phone_shape`` asked here, before the digit groups are split out (a
+                # candidate holds no characters but digits and "+() .-/"; "+" only first)
+                plus = candidate[0] == "+"
+                if not plus and "." in candidate and ("-" in candidate or " " in candidate or "/" in candidate):
                     continue
                 span = span_of(text, m.start(), m.end(), candidate)
                 if span:
@@ -150,6 +168,8 @@ class PhoneDetector:
         if not start:
             return False
         end = start - 1 if text[start - 1] == "\n" else start
+        if not end or text[end - 1] in _ASCII_DIGITS:
+            return False  # the number before ends right there (``low`` below is ``end``): no room for a word
         low = after_last_digit(text, start, 48)  # the word stands between the previous number and this one
         if not self.p.letter.search(text, max(low, text.rfind("\n", low, end) + 1), end):
             return False
@@ -184,9 +204,18 @@ class PhoneDetector:
             end = start + cut
             groups = DIGIT_GROUPS.findall(candidate)
             digits = "".join(groups)
-        seps = set(candidate).difference(_NOT_SEPARATORS)
-        if candidate[0] != "+" and _never_national(candidate, groups, digits, seps):
+        lengths = [*map(len, groups)]
+        # the separators among the characters a candidate can hold (digits and "+() .-/"): four lookups and a table,
+        # not a set of every character minus the others
+        seps = _SEPARATOR_SETS[(" " in candidate, "." in candidate, "-" in candidate, "/" in candidate)]
+        if candidate[0] != "+" and _never_national(candidate, groups, lengths, digits, seps):
             return None  # most candidates of number-dense text, decided before any look at the context
+        # answers of the shape alone, asked before the context, which cannot change them: "zip" is never a phone,
+        # and None is one only in a national format (no "+", no dots, 8–13 digits)
+        kind = self._phone_shape(candidate, groups, lengths, digits, seps)
+        national = candidate[0] != "+" and "." not in candidate and 8 <= len(digits) <= 13
+        if kind == "zip" or (kind is None and not national):
+            return None
         size = len(text)
         stop = end
         if end < size and text[end] in _EXT_STARTS:
@@ -205,14 +234,8 @@ class PhoneDetector:
                 return None
         elif not isolated(text, start, stop):
             return None
-        kind = self._phone_shape(candidate, groups, digits, seps)
-        if kind == "zip":
-            return None
         if kind is None or kind == "word":
             # libphonenumber's formats (national.py) hold 8–13 digits, no "+" (E.164 is decided above), no dots
-            national = candidate[0] != "+" and "." not in candidate and 8 <= len(digits) <= 13
-            if kind is None and not national:
-                return None  # most candidates of number-dense text: no phone-word search for them
             cue = self._phone_word_before(text, start)
             if kind == "word" and cue:
                 pass
@@ -231,17 +254,19 @@ class PhoneDetector:
             return None
         return start, stop
 
-    def _phone_shape(self, candidate: str, groups: list[str], digits: str, seps: set[str]) -> str | None:
+    def _phone_shape(
+        self, candidate: str, groups: list[str], lengths: list[int], digits: str, seps: frozenset[str]
+    ) -> str | None:
         """ "intl"/"national" (a phone as written), "word" (a phone only after a phone word), "zip" (never a
         phone) or None (not by these rules; ``national_phone`` may still accept it)."""
         n = len(digits)
         if n > 17:
             return None  # longer than any E.164 number with a 2-digit international prefix
-        dotted_quad = len(groups) == 4 and candidate[0] != "+" and all(len(g) <= 3 for g in groups)
+        dotted_quad = len(groups) == 4 and candidate[0] != "+" and max(lengths) <= 3
         if seps == {"."} and (len(groups) == 2 or dotted_quad):
             return None  # 0123456.12, +35236450.6 are decimals; 016.016.016.016 is a (bad) IPv4 address
         if candidate[0] == "+":
-            if seps == {"-"} and len(groups) == 2 and len(groups[0]) in (4, 6) and len(groups[1]) in (5, 7):
+            if seps == {"-"} and len(groups) == 2 and lengths[0] in (4, 6) and lengths[1] in (5, 7):
                 return None  # an ISO 6709 coordinate (zone.tab: +3217-06446, +484531-0913718)
             if "/" in seps:
                 return None  # + 9.0.241/242 is a changelog line; E.164 numbers have no slashes
@@ -249,12 +274,12 @@ class PhoneDetector:
                 n -= 1
             if not 8 <= n <= 15 or not _country_code_ok(digits.replace("0", "", 1) if "(0)" in candidate else digits):
                 return None  # E.164: at most 15 digits, an assigned country code (+4294967296 is a number)
-            if seps == {"."} and len(groups) > 1 and all(len(g) == 3 for g in groups[1:]):
+            if seps == {"."} and len(groups) > 1 and lengths.count(3) == len(groups) - (lengths[0] != 3):
                 return "word"  # +12.345.678 is a signed number with thousands separators, unless "Tel.:"
             return "intl"
-        if len(groups) == 2 and len(groups[0]) == 5 and len(groups[1]) == 4 and seps == {"-"}:
+        if len(groups) == 2 and lengths[0] == 5 and lengths[1] == 4 and seps == {"-"}:
             return "zip"  # a US ZIP+4 code (Boston, MA 02110-1301), never tried as a national number
-        if _looks_like_date(groups, candidate) or candidate.count("/") > 1:
+        if _looks_like_date(groups, lengths) or candidate.count("/") > 1:
             return None  # 01-02-2024 12:30, 03/15/2024
         if "." in seps and seps != {"."}:
             return None  # 15.03.2024 12:30, 1.234,56: dots mix with other separators only in numbers
@@ -269,7 +294,7 @@ class PhoneDetector:
         # NANP: (415) 555-0132, 415-555-0132, 415.555.0132, 1-800-555-0132; with spaces only after a phone word
         nanp = digits[1:] if n == 11 and digits[0] == "1" else digits
         if len(nanp) == 10 and nanp[0] in "23456789" and nanp[3] in "23456789":
-            tail = [len(g) for g in groups[-3:]]
+            tail = lengths[-3:]
             if tail == [3, 3, 4] and ("(" in candidate or seps in ({"-"}, {"."})):
                 return "national"
             if tail == [3, 3, 4] or not many:
@@ -277,13 +302,13 @@ class PhoneDetector:
         if digits[0] == "0":  # trunk prefix 0: UK, DE, FR, NL, SE, CH, JP, CN, KR, IN, BR, AR, AU (and IT)
             if not 9 <= n <= 12:
                 return None
-            if many and (all(len(g) >= 2 for g in groups) or candidate[0] == "("):
+            if many and (1 not in lengths or candidate[0] == "("):
                 return "national"
             return "word"
         if digits[0] == "8" and n == 11 and groups[0] == "8" and ("(" in candidate or "-" in seps):
             return "national"  # Russia's trunk 8: 8 (495) 123-45-67
-        if candidate[0] == "(" and 10 <= n <= 11 and len(groups[0]) in (2, 3) and len(groups) >= 3:
+        if candidate[0] == "(" and 10 <= n <= 11 and lengths[0] in (2, 3) and len(groups) >= 3:
             return "national"  # Brazil/Mexico: (11) 91234-5678, (55) 1234-5678
-        if 9 <= n <= 13 and all(len(g) >= 2 for g in groups[1:]):
+        if 9 <= n <= 13 and lengths.count(1) == (lengths[0] == 1):
             return "word"  # ES 912 345 678, PL, IT mobile, IN, MX, CN 138 1234 5678, bare runs; not 978-3-16-148410-0
         return None
