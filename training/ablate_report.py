@@ -4,10 +4,10 @@ curated, what the run could detect and the call (training/ablate_stats.py); Mark
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from training.ablate_stats import CONFIDENCE, METHOD, in_words, paired_difference
+from training.ablate_stats import CONFIDENCE, METHOD, PairedDifference, in_words, paired_difference
 
 ARMS = ("raw", "curated")
 
@@ -17,23 +17,60 @@ def spread(values: list[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0
 
 
+@dataclass(frozen=True)
+class ArmBpb:
+    """One arm's bits per byte on a reference over the seeds."""
+
+    mean: float
+    spread: float  # the sample standard deviation over the seeds (``spread``)
+    values: list[float]  # each seed's, in seed order
+
+    @classmethod
+    def of(cls, values: list[float]) -> ArmBpb:
+        return cls(statistics.fmean(values), spread(values), values)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One reference's result (``verdict``); ``to_dict`` is its entry in the report's ``per_reference``."""
+
+    raw: ArmBpb
+    curated: ArmBpb
+    paired: PairedDifference  # the paired 95 % interval of raw − curated and the call (training/ablate_stats.py)
+    threshold: float  # twice the larger seed spread: the rule before intervals, kept for readers of older reports
+
+    @property
+    def call(self) -> str:
+        return self.paired.call
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "raw": asdict(self.raw),
+            "curated": asdict(self.curated),
+            "difference": self.paired.difference,  # > 0: the curated arm has fewer bits per byte (better)
+            "threshold": self.threshold,
+            "difference_ci95": list(self.paired.difference_ci95),
+            "min_detectable": self.paired.min_detectable,
+            "call": self.paired.call,
+            "paired": self.paired.to_dict(),
+        }
+
+
 def verdict(
     raw: list[float], curated: list[float], diff_bits: list[float] | None = None, doc_bytes: list[float] | None = None
-) -> dict[str, Any]:
-    """Means, seed spreads, the paired 95 % interval of raw − curated and the call (training/ablate_stats.py).
-
-    ``threshold`` (twice the larger seed spread, the rule before intervals) is kept for readers of older reports."""
+) -> Verdict:
+    """Means, seed spreads, the paired 95 % interval of raw − curated and the call (training/ablate_stats.py)."""
     paired = paired_difference(raw, curated, diff_bits, doc_bytes)
-    return {
-        "raw": {"mean": statistics.fmean(raw), "spread": spread(raw), "values": raw},
-        "curated": {"mean": statistics.fmean(curated), "spread": spread(curated), "values": curated},
-        "difference": paired.difference,  # > 0: the curated arm has fewer bits per byte (better)
-        "threshold": 2 * max(spread(raw), spread(curated)),
-        "difference_ci95": list(paired.difference_ci95),
-        "min_detectable": paired.min_detectable,
-        "call": paired.call,
-        "paired": paired.to_dict(),
-    }
+    return Verdict(ArmBpb.of(raw), ArmBpb.of(curated), paired, 2 * max(spread(raw), spread(curated)))
+
+
+@dataclass(frozen=True)
+class TaskAccuracy:
+    """One multiple-choice task's mean accuracy over the seeds, per arm (``summarise_tasks``)."""
+
+    raw: float
+    curated: float
+    items: int  # the task's items
 
 
 def _document_differences(results, name: str, seeds: list[int]) -> tuple[list[float], list[float]] | None:
@@ -55,25 +92,27 @@ class AblationReport:
     seeds: list[int]
     tokens_per_run: int  # training tokens of every run (both arms train on the same count)
     params: int  # the model's parameters
-    per_reference: dict[str, dict[str, Any]]  # reference name -> ``verdict``'s means, interval and call
+    per_reference: dict[str, Verdict]  # reference name -> its means, interval and call
     documents: dict[str, Any]  # arm -> source -> training documents and the reference documents removed
     unique_train_tokens: dict[str, int]  # arm -> unique training tokens of its shards
     runs: dict[str, list[dict[str, Any]]]  # arm -> each seed's result (without its per-document bits)
     rule: str  # when a difference is called
     confidence: float  # of the intervals
     user_references: list[str] = field(default_factory=list)  # the references the user gave (the neutral test)
-    tasks: dict[str, Any] = field(default_factory=dict)  # task -> arm -> mean accuracy (``summarise_tasks``)
+    tasks: dict[str, TaskAccuracy] = field(default_factory=dict)  # task -> mean accuracy per arm
     report_md: str | None = None  # ablation_report.md, once written
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "report_md"}
+        data["per_reference"] = {name: v.to_dict() for name, v in self.per_reference.items()}
+        data["tasks"] = {name: asdict(accuracy) for name, accuracy in self.tasks.items()}
         if self.report_md is not None:
             data["report_md"] = self.report_md
         return data
 
 
 def summarise(results, references, documents, manifests, settings: Any) -> AblationReport:
-    per_reference = {}
+    per_reference: dict[str, Verdict] = {}
     for name in references:
         raw = [results["raw"][s]["bpb"][name] for s in settings.seeds]
         curated = [results["curated"][s]["bpb"][name] for s in settings.seeds]
@@ -139,19 +178,19 @@ def render_report(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summarise_tasks(results: dict[str, dict[int, dict]], seeds: list[int]) -> dict[str, Any]:
+def summarise_tasks(results: dict[str, dict[int, dict]], seeds: list[int]) -> dict[str, TaskAccuracy]:
     """Per task and arm: mean accuracy over the seeds (runs measured with ``ablate.tasks``); {} without tasks."""
     runs = [results[arm][s] for arm in ARMS for s in seeds]
     if not runs or any("tasks" not in r for r in runs):
         return {}
-    names = runs[0]["tasks"]["tasks"].keys()
-    out: dict[str, Any] = {}
-    for name in names:
-        out[name] = {
-            arm: statistics.fmean(results[arm][s]["tasks"]["tasks"][name]["accuracy"] for s in seeds) for arm in ARMS
-        }
-        out[name]["items"] = runs[0]["tasks"]["tasks"][name]["items"]
-    return out
+
+    def accuracy(arm: str, name: str) -> float:
+        return statistics.fmean(results[arm][s]["tasks"]["tasks"][name]["accuracy"] for s in seeds)
+
+    return {
+        name: TaskAccuracy(accuracy("raw", name), accuracy("curated", name), runs[0]["tasks"]["tasks"][name]["items"])
+        for name in runs[0]["tasks"]["tasks"]
+    }
 
 
 def _task_lines(report: dict[str, Any]) -> list[str]:

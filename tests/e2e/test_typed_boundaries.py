@@ -59,8 +59,6 @@ PENDING = {
     "pipeline.curate.report.classify.classify_summary",
     "pipeline.curate.report.decontaminate.decontamination_summary",
     "pipeline.curate.report.toxicity.toxicity_summary",
-    "training.ablate_report.summarise_tasks",
-    "training.ablate_report.verdict",
     "training.ladder.run.train_branch",
 }
 

@@ -65,13 +65,13 @@ def write_recipe(tmp_path: Path, **changes) -> Path:
 
 
 def test_verdict_fields() -> None:
-    helps = verdict([1.30, 1.32, 1.31], [1.20, 1.21, 1.22])
+    helps = verdict([1.30, 1.32, 1.31], [1.20, 1.21, 1.22]).to_dict()  # as the report's per_reference holds it
     assert helps["call"] == "curation helps" and helps["difference"] == pytest.approx(0.10)
     assert helps["threshold"] == pytest.approx(2 * 0.01)  # the old rule's field, kept: 2 × the larger sample std
     low, high = helps["difference_ci95"]
     assert 0 < low < 0.10 < high and helps["min_detectable"] > (high - low) / 2
-    assert verdict([1.30, 1.40], [1.28, 1.37])["call"] == "no detectable difference"
-    assert verdict([1.20, 1.21, 1.22], [1.30, 1.32, 1.31])["call"] == "curation hurts"
+    assert verdict([1.30, 1.40], [1.28, 1.37]).call == "no detectable difference"
+    assert verdict([1.20, 1.21, 1.22], [1.30, 1.32, 1.31]).call == "curation hurts"
 
 
 def test_references_read_and_bad_ones_refused(tmp_path: Path) -> None:
