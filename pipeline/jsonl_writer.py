@@ -23,6 +23,8 @@ import fsspec.compression
 from datatrove.data import Document
 from datatrove.pipeline.writers import JsonlWriter
 
+import pipeline.base  # noqa: F401 - datatrove's dependency check of this writer (orjson) with pipeline.base's lookup
+
 GZIP3 = "gzip3"
 if GZIP3 not in fsspec.compression.compr:  # every rank imports this module when it unpickles a writer
     fsspec.compression.register_compression(

@@ -34,6 +34,7 @@ from typing import IO
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.readers.base import BaseDiskReader
 
+import pipeline.base  # noqa: F401 - datatrove's dependency check (fastwarc, resiliparse) with pipeline.base's lookup
 from pipeline.read.common import (
     CHUNK,
     DEFAULT_MAX_BYTES,
