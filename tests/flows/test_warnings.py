@@ -20,7 +20,7 @@ from pipeline.accounting import SourceAccount
 from pipeline.config import RecipeError, load_recipe, parse_recipe
 from pipeline.curate.build import curate_source
 from pipeline.curate.report.warn import curation_warnings
-from pipeline.run import prepare_run_dir, resolve_run, write_curation_report
+from pipeline.run import CurationSummary, prepare_run_dir, resolve_run, write_curation_report
 
 REPO = Path(__file__).resolve().parents[2]
 DOMAIN = REPO / "configs" / "domain.yaml"
@@ -45,7 +45,7 @@ def write_rows(path: Path, text_field: str) -> None:
             handle.write(json.dumps({"doc_no": f"m{i}", text_field: pydoc_text(name), "topic": name}) + "\n")
 
 
-def curate_in_process(input_path: Path, output: Path, **keys) -> tuple[dict, Path]:
+def curate_in_process(input_path: Path, output: Path, **keys) -> tuple[CurationSummary, Path]:
     recipe = resolve_run(load_recipe(DOMAIN), str(input_path), str(output), **keys)
     recipe = recipe.model_copy(update={"executor": recipe.executor.model_copy(update={"tasks": 1, "workers": 1})})
     layout = prepare_run_dir(recipe)

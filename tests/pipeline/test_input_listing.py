@@ -97,12 +97,12 @@ def test_non_regular_files_reach_the_report_with_a_reason(tmp_path: Path) -> Non
         summary, run = curate_in_process(docs, tmp_path / "run")
     finally:
         listener.close()
-    source = summary["sources"][0]
+    source = summary.sources[0]
     files = source["input_files"]
     reasons = {"socket": 1, "char_device": 1, "broken_symlink": 1}
     assert files["skipped_by_reason"] == reasons and files["listed"] == 6 and files["with_documents"] == 3
     assert source["read"] == 3 and source["balanced"]
-    assert any("3 input files skipped without being opened" in w and "socket 1" in w for w in summary["warnings"])
+    assert any("3 input files skipped without being opened" in w and "socket 1" in w for w in summary.warnings)
     report = (run / "report.md").read_text(encoding="utf-8")
     assert "| docs | 6 | 3 | 0 | — | broken symlink 1, char device 1, socket 1 | 0 | 0 |" in report
 
@@ -115,7 +115,7 @@ def test_undecodable_file_name_is_read_counted_and_shown_escaped(tmp_path: Path)
     with open(raw, "wb") as handle:
         handle.write(pydoc_text("textwrap").encode("utf-8"))
     summary, run = curate_in_process(docs, tmp_path / "run")
-    source = summary["sources"][0]
+    source = summary.sources[0]
     assert source["read"] == 2 and source["balanced"]
     assert source["input_files"]["undecodable_names"] == 1
     ids = {
@@ -135,8 +135,8 @@ def test_run_output_inside_the_input_folder_is_not_read_back(tmp_path: Path) -> 
     first, run = curate_in_process(docs, docs / "run")
     assert (run / "report.md").is_file()
     second, _ = curate_in_process(docs, docs / "run")
-    source = second["sources"][0]
-    assert source["read"] == first["sources"][0]["read"] == 3  # report.md and curated/ were not read as input
+    source = second.sources[0]
+    assert source["read"] == first.sources[0]["read"] == 3  # report.md and curated/ were not read as input
     files = source["input_files"]
     assert files["with_documents"] == 3 and files["skipped_by_reason"]["run_output"] >= 1
 

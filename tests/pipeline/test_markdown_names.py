@@ -28,7 +28,7 @@ def test_report_shows_file_names_escaped(tmp_path: Path) -> None:
     for name in NAMES:  # one short line each: dropped by quality, so report.md shows each id as an example
         (docs / name).write_text("A short line of text.\n", encoding="utf-8")
     summary, run = curate_in_process(docs, tmp_path / "run")
-    assert summary["sources"][0]["read"] == 3
+    assert summary.sources[0]["read"] == 3
     report = (run / "report.md").read_text(encoding="utf-8")
     assert "\x1b" not in report
     assert "`esc\\x1b[2Jclear.txt`" in report
