@@ -25,7 +25,7 @@ def branch_task(config: dict[str, Any], width: int, tokens_per_param: float) -> 
     plan = plan_ladder(load_ladder_config(config))
     rung = next(r for r in plan.rungs if r.width == width)
     branch = next(b for b in rung.branches if b.tokens_per_param == tokens_per_param)
-    return train_branch(plan, rung, branch)
+    return train_branch(plan, rung, branch).to_dict()
 
 
 @task(name="ladder-fit", **NOT_PERSISTED)

@@ -180,6 +180,29 @@ def branch_dir(plan: LadderPlan, rung: Rung, branch: Branch) -> Path:
     return Path(plan.config.output) / rung.name / branch.name
 
 
+@dataclass(frozen=True)
+class BranchResult:
+    """One finished branch (``train_branch``): its ``result.json`` as written (``raw``: width, layers, params,
+    tokens, steps, lr, loss, flops, held-out losses, the trunk it branched from, task accuracies) and the fields
+    the ladder reads. Kept as JSON, as ``ShardManifest`` keeps its manifest: a result.json an older ladder wrote
+    reads back as it is."""
+
+    raw: dict[str, Any]
+
+    @property
+    def loss(self) -> float:
+        """The pooled held-out loss after the cool-down."""
+        return self.raw["loss"]
+
+    @property
+    def tokens(self) -> int:
+        """Training tokens up to the branch's end."""
+        return self.raw["tokens"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.raw
+
+
 def read_result(plan: LadderPlan, rung: Rung, branch: Branch) -> dict[str, Any] | None:
     path = branch_dir(plan, rung, branch) / RESULT
     try:

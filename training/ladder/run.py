@@ -24,6 +24,7 @@ from training.evals.run import evaluate_model
 from training.ladder.config import LadderConfig, LadderError
 from training.ladder.plan import (
     RESULT,
+    BranchResult,
     LadderPlan,
     branch_dir,
     plan_ladder,
@@ -83,11 +84,11 @@ def train_trunk(plan: LadderPlan, rung: Rung, upto: int, on_step: Any = None) ->
     return folder
 
 
-def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = None) -> dict[str, Any]:
+def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = None) -> BranchResult:
     """Cool down from the trunk's checkpoint to ``branch.steps``; record its held-out loss (``result.json``)."""
     done = read_result(plan, rung, branch)
     if done is not None:
-        return done
+        return BranchResult(done)
     start = train_trunk(plan, rung, branch.start, on_step)
     output = branch_dir(plan, rung, branch)
     summary = run_training(
@@ -135,7 +136,7 @@ def train_branch(plan: LadderPlan, rung: Rung, branch: Branch, on_step: Any = No
     (output / RESULT).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     remove_owned(output / "checkpoints", record)  # result.json marks it done: no resume needed
     write_runs_csv(plan)
-    return result
+    return BranchResult(result)
 
 
 def branch_steps(rung: Rung, branch: Branch) -> int:
@@ -175,6 +176,6 @@ def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None])
                 progress.end_run()
             else:
                 result = train_branch(plan, rung, branch)
-            say(f"  {branch.name}: {result['tokens']:,} tokens, held-out loss {result['loss']:.4f}")
+            say(f"  {branch.name}: {result.tokens:,} tokens, held-out loss {result.loss:.4f}")
     say("ladder: fitting the law and checking it on the largest rung")
     return finish_ladder(plan, plan_options)
