@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
@@ -34,6 +34,9 @@ from pipeline.report.routed import routed_section
 from pipeline.shards.format import ShardManifest
 from pipeline.tokenize.config import TokenizeConfig
 from pipeline.usage import workers_markdown, workers_summary
+
+if TYPE_CHECKING:  # imported where the pass runs (run_whole_run_passes), as before
+    from pipeline.classify.top_percent import TopPercentResult
 
 R = TypeVar("R", bound=CurationRecipe)
 
@@ -169,7 +172,7 @@ def account_all(recipe: CurationRecipe, layout: RunLayout) -> list[SourceAccount
     return accounts
 
 
-def run_whole_run_passes(recipe: CurationRecipe, layout: RunLayout) -> dict[str, Any] | None:
+def run_whole_run_passes(recipe: CurationRecipe, layout: RunLayout) -> TopPercentResult | None:
     """The text passes that need the whole run curated (and deduped): classify's ``top_percent`` cut today.
 
     Called first thing by ``write_curation_report``, the one step every entry point that curates shares
@@ -239,23 +242,23 @@ def write_curation_report(recipe: CurationRecipe, layout: RunLayout) -> Curation
 
 
 def model_stage_sections(
-    recipe: CurationRecipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: dict[str, Any] | None
+    recipe: CurationRecipe, layout: RunLayout, accounts: list[SourceAccount], top_percent: TopPercentResult | None
 ) -> dict[str, tuple[str, dict]]:
     """The report sections of the classify, toxicity and decontaminate stages (when some source runs them)."""
     sections: dict[str, tuple[str, dict]] = {}
     per_source = [recipe.stages_for(s) for s in recipe.sources]
     modes: dict[str, str] = {c.name: c.mode for stages in per_source for c in stages.classify or []}
     if modes:
-        summary = classify_summary(layout, accounts, modes, top_percent)
-        sections["classify"] = (classify_markdown(summary), summary)
+        classify = classify_summary(layout, accounts, modes, top_percent).to_dict()
+        sections["classify"] = (classify_markdown(classify), classify)
     if any(stages.toxicity is not None for stages in per_source):
-        summary = toxicity_summary(layout, accounts)
-        sections["toxicity"] = (toxicity_markdown(summary), summary)
+        toxicity = toxicity_summary(layout, accounts).to_dict()
+        sections["toxicity"] = (toxicity_markdown(toxicity), toxicity)
     decontaminate = [stages.decontaminate for stages in per_source if stages.decontaminate is not None]
     if decontaminate:
         cut = any(d.mode == "cut" for d in decontaminate)
-        summary = decontamination_summary(layout, accounts, cut_mode=cut)
-        sections["decontamination"] = (decontamination_markdown(summary), summary)
+        decontamination = decontamination_summary(layout, accounts, cut_mode=cut).to_dict()
+        sections["decontamination"] = (decontamination_markdown(decontamination), decontamination)
     return sections
 
 

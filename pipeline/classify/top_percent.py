@@ -43,7 +43,7 @@ import json
 import shutil
 from array import array
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -130,10 +130,36 @@ def _gzip_writer(path: Path):
         yield out
 
 
-def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class TopPercentCut:
+    """One ``top_percent`` classifier's cut over the run."""
+
+    top_percent: float  # the share kept, in %
+    scored: int  # documents that carry its score (the survivors of the cuts before it)
+    kept: int
+    dropped: int
+    cutoff: float | None  # the lowest kept score; None when it keeps nothing
+    per_source: dict[str, dict[str, int]]  # source -> scored, kept
+
+
+@dataclass(frozen=True)
+class TopPercentResult:
+    """What ``run_top_percent`` returns; ``to_dict`` is ``stages/top_percent/result.json``."""
+
+    classifiers: dict[str, TopPercentCut]  # by classifier name, in recipe order
+    documents: int  # documents the pass read
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "classifiers": {name: asdict(cut) for name, cut in self.classifiers.items()},
+            "documents": self.documents,
+        }
+
+
+def run_top_percent(recipe: Any, layout: RunLayout) -> TopPercentResult | None:
     """Apply the recipe's ``top_percent`` classifiers to the run (module docstring); ``None`` when it has none.
 
-    Returns (and saves as ``stages/top_percent/result.json``) per classifier: ``top_percent``, ``scored``,
+    Returns (and saves as ``stages/top_percent/result.json``) each classifier's cut: ``top_percent``, ``scored``,
     ``kept``, ``dropped``, ``cutoff`` (the lowest kept score) and per source ``scored``/``kept``.
     """
     rules = top_percent_rules(recipe)
@@ -148,7 +174,7 @@ def run_top_percent(recipe: Any, layout: RunLayout) -> dict[str, Any] | None:
     for source in recipe.sources:  # a source with nothing (left) to read still gets its folder: "ran, kept 0"
         (layout.root / "top_percent" / source.name).mkdir(parents=True, exist_ok=True)
     stage_dir.mkdir(parents=True, exist_ok=True)
-    (stage_dir / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    (stage_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
     return result
 
 
@@ -209,12 +235,12 @@ def _read_scores(files: list[tuple[str, Path]], rules: list[TopPercentRule]) -> 
 
 def _decide(
     rules: list[TopPercentRule], scores: _Scores, files: list[tuple[str, Path]]
-) -> tuple[np.ndarray, dict[str, Any], list[float | None]]:
+) -> tuple[np.ndarray, TopPercentResult, list[float | None]]:
     """Step 2: per document ``-1`` (kept) or the index of the rule that dropped it; the result (per classifier)
     and each rule's cutoff (the lowest kept score, ``None`` when it keeps nothing)."""
     table, tie, sources = scores.table, scores.tie, scores.sources
     verdict = np.full(len(tie), -1, dtype=np.int64)
-    result: dict[str, Any] = {"classifiers": {}, "documents": len(tie)}
+    cuts: dict[str, TopPercentCut] = {}
     cutoffs: list[float | None] = []
     for r_index, rule in enumerate(rules):
         candidates = np.flatnonzero((verdict == -1) & ~np.isnan(table[:, r_index]))
@@ -230,15 +256,15 @@ def _decide(
             kept_mine = sources[order[:k]] == name if k else np.zeros(0, bool)
             if mine.any():
                 per_source[name] = {"scored": int(mine.sum()), "kept": int(kept_mine.sum())}
-        result["classifiers"][rule.name] = {
-            "top_percent": rule.top_percent,
-            "scored": int(len(candidates)),
-            "kept": int(k),
-            "dropped": int(len(candidates) - k),
-            "cutoff": cutoff,
-            "per_source": per_source,
-        }
-    return verdict, result, cutoffs
+        cuts[rule.name] = TopPercentCut(
+            top_percent=rule.top_percent,
+            scored=int(len(candidates)),
+            kept=int(k),
+            dropped=int(len(candidates) - k),
+            cutoff=cutoff,
+            per_source=per_source,
+        )
+    return verdict, TopPercentResult(cuts, len(tie)), cutoffs
 
 
 def _rewrite_files(

@@ -129,7 +129,7 @@ def test_ties_are_broken_deterministically_and_exactly_k_kept(tmp_path):
     assert len(kept_one) == keep_count(12, 30) == 4  # 3.6 rounds to 4: the 0.9 and three of the ten 0.5s
     assert "d10" in kept_one and "d11" not in kept_one
     assert kept_one == kept_two  # the same documents whatever the files (ranks) they sit in
-    assert result["classifiers"]["q"]["cutoff"] == 0.5 and result["classifiers"]["q"]["dropped"] == 8
+    assert result is not None and result.classifiers["q"].cutoff == 0.5 and result.classifiers["q"].dropped == 8
 
 
 CRASH = """

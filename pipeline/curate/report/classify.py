@@ -3,20 +3,52 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from pipeline.accounting import SourceAccount
 from pipeline.curate.report.kept import pick_quantiles, scan_kept
 from pipeline.layout import RunLayout
 from pipeline.wording import drops_cell
 
+if TYPE_CHECKING:  # only annotated: pipeline.run hands the pass's result in
+    from pipeline.classify.top_percent import TopPercentCut, TopPercentResult
+
+
+@dataclass(frozen=True)
+class ClassifierScores:
+    """One classifier's figures in the report."""
+
+    mode: str  # the stage's mode (threshold, route, top_percent, …)
+    kept_scored: int  # kept documents with its score (of at most 200k read)
+    kept_score_quantiles: dict[str, float]  # their score deciles
+    dropped: dict[str, int]  # rule -> documents
+    top_percent: TopPercentCut | None = None  # the run-wide cut, for mode top_percent
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.top_percent is None:
+            del data["top_percent"]
+        return data
+
+
+@dataclass(frozen=True)
+class ClassifySummary:
+    """What ``classify_summary`` returns; ``to_dict`` is report.json's ``classify`` (``classify_markdown`` renders
+    that JSON, as the flows' artifact does from the task's result)."""
+
+    classifiers: dict[str, ClassifierScores]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"classifiers": {name: scores.to_dict() for name, scores in self.classifiers.items()}}
+
 
 def classify_summary(
     layout: RunLayout,
     accounts: list[SourceAccount],
     modes: dict[str, str],
-    top_percent: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    top_percent: TopPercentResult | None = None,
+) -> ClassifySummary:
     """Per classifier (``modes``: name → mode): its drops by rule, score quantiles of the kept documents (at most
     200k read), and the ``top_percent`` pass's cutoff and counts (``pipeline.classify.top_percent``)."""
     kept_scores: dict[str, list[float]] = {name: [] for name in modes}
@@ -24,7 +56,7 @@ def classify_summary(
         for name, value in (metadata.get("classify") or {}).items():
             if name in kept_scores and isinstance(value, (int, float)):
                 kept_scores[name].append(float(value))
-    out: dict[str, Any] = {}
+    out: dict[str, ClassifierScores] = {}
     for name, mode in modes.items():
         dropped: Counter[str] = Counter()
         for a in accounts:
@@ -33,16 +65,9 @@ def classify_summary(
                     dropped[rule] += n
         values = sorted(kept_scores[name])
         quantiles = {q: round(v, 4) for q, v in pick_quantiles(values).items()}
-        entry: dict[str, Any] = {
-            "mode": mode,
-            "kept_scored": len(values),
-            "kept_score_quantiles": quantiles,
-            "dropped": dict(dropped),
-        }
-        if top_percent and name in top_percent.get("classifiers", {}):
-            entry["top_percent"] = top_percent["classifiers"][name]
-        out[name] = entry
-    return {"classifiers": out}
+        cut = top_percent.classifiers.get(name) if top_percent is not None else None
+        out[name] = ClassifierScores(mode, len(values), quantiles, dict(dropped), cut)
+    return ClassifySummary(out)
 
 
 def classify_markdown(summary: dict[str, Any]) -> str:

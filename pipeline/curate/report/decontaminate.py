@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pipeline.accounting import SourceAccount
@@ -14,9 +15,44 @@ from pipeline.layout import RunLayout
 from pipeline.markdown import md_code, md_text
 
 
+@dataclass(frozen=True)
+class EvalSetContamination:
+    """One eval set's contamination in the report."""
+
+    documents_dropped: int
+    documents_cut: int
+    matches: int  # matched n-gram windows
+    top_items: list[list[Any]]  # [item, documents] of the items matched most often
+    items: int | None = None  # the index card's counts (None: the set has no card in this run)
+    indexed: int | None = None
+    too_short: int | None = None  # items shorter than min_item_words, ignored
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts, the card's counts the card has, then the top items (the order the report always had)."""
+        data: dict[str, Any] = {
+            "documents_dropped": self.documents_dropped,
+            "documents_cut": self.documents_cut,
+            "matches": self.matches,
+        }
+        data.update({f.name: getattr(self, f.name) for f in fields(self)[4:] if getattr(self, f.name) is not None})
+        data["top_items"] = self.top_items
+        return data
+
+
+@dataclass(frozen=True)
+class DecontaminationSummary:
+    """What ``decontamination_summary`` returns; ``to_dict`` is report.json's ``decontamination``
+    (``decontamination_markdown`` renders that JSON, as the flows' artifact does from the task's result)."""
+
+    eval_sets: dict[str, EvalSetContamination]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"eval_sets": {name: e.to_dict() for name, e in self.eval_sets.items()}}
+
+
 def decontamination_summary(
     layout: RunLayout, accounts: list[SourceAccount], cut_mode: bool = True, top_items: int = 5
-) -> dict[str, Any]:
+) -> DecontaminationSummary:
     """Contamination per eval set: documents dropped and cut, matches, the items matched most often.
 
     Drops come from ``dropped/<source>/decontaminate/`` (their rows name the eval set and the item), cut
@@ -59,9 +95,20 @@ def decontamination_summary(
             e["documents_cut"] += 1
             e["matches"] += int((cut.get("matches") or {}).get(name, 0))
             items[name][str(item)] += 1
-    for name, e in sets.items():
-        e["top_items"] = [[item, n] for item, n in items[name].most_common(top_items)]
-    return {"eval_sets": sets}
+    return DecontaminationSummary(
+        {
+            name: EvalSetContamination(
+                documents_dropped=e["documents_dropped"],
+                documents_cut=e["documents_cut"],
+                matches=e["matches"],
+                top_items=[[item, n] for item, n in items[name].most_common(top_items)],
+                items=e.get("items"),
+                indexed=e.get("indexed"),
+                too_short=e.get("too_short"),
+            )
+            for name, e in sets.items()
+        }
+    )
 
 
 def decontamination_markdown(summary: dict[str, Any]) -> str:

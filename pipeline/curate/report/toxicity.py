@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pipeline.accounting import SourceAccount
@@ -12,11 +13,33 @@ from pipeline.wording import drops_cell
 _TOXICITY_QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))  # the tail is what matters there
 
 
-def toxicity_summary(layout: RunLayout, accounts: list[SourceAccount]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SourceToxicity:
+    """One source's toxicity figures in the report."""
+
+    dropped: dict[str, int]  # rule -> documents
+    kept_scored: int  # kept documents with a score (of at most 200k read)
+    kept_score_quantiles: dict[str, float]  # p50, p90, p99 of their scores
+    kept_with_toxic_paragraph: int  # kept documents with one toxic paragraph or more
+    skipped: dict[str, int]  # toxicity_skipped_* / toxicity_language_unknown -> documents kept unscored
+
+
+@dataclass(frozen=True)
+class ToxicitySummary:
+    """What ``toxicity_summary`` returns; ``to_dict`` is report.json's ``toxicity`` (``toxicity_markdown`` renders
+    that JSON, as the flows' artifact does from the task's result)."""
+
+    sources: dict[str, SourceToxicity]  # the sources that run the stage
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sources": {source: asdict(figures) for source, figures in self.sources.items()}}
+
+
+def toxicity_summary(layout: RunLayout, accounts: list[SourceAccount]) -> ToxicitySummary:
     """Per source: documents dropped by rule, the kept documents' toxicity scores (p50, p90, p99 of at most 200k
     read) and how many kept one toxic paragraph or more, and the documents kept unscored (``toxicity_skipped_*``:
     a language the scorer does not read; ``toxicity_language_unknown``: scored, no language to check)."""
-    out: dict[str, Any] = {}
+    out: dict[str, SourceToxicity] = {}
     for a in accounts:
         scores, with_toxic_paragraph = [], 0
         for metadata in scan_kept([layout.final_documents(a.source)]):
@@ -30,14 +53,14 @@ def toxicity_summary(layout: RunLayout, accounts: list[SourceAccount]) -> dict[s
             continue  # the source does not run the stage
         scores.sort()
         quantiles = {q: round(v, 4) for q, v in pick_quantiles(scores, _TOXICITY_QUANTILES).items()}
-        out[a.source] = {
-            "dropped": dropped,
-            "kept_scored": len(scores),
-            "kept_score_quantiles": quantiles,
-            "kept_with_toxic_paragraph": with_toxic_paragraph,
-            "skipped": skipped,
-        }
-    return {"sources": out}
+        out[a.source] = SourceToxicity(
+            dropped=dropped,
+            kept_scored=len(scores),
+            kept_score_quantiles=quantiles,
+            kept_with_toxic_paragraph=with_toxic_paragraph,
+            skipped=skipped,
+        )
+    return ToxicitySummary(out)
 
 
 def toxicity_markdown(summary: dict[str, Any]) -> str:
