@@ -12,6 +12,17 @@ per language and leaves out pages that are short, mostly English or untranslated
 * ``postgresql-doc`` — the PostgreSQL manual: system-catalog pages (a table per column of a catalog), function
   references and SQL command pages with option lists;
 * ``git-doc`` — git's manual pages as HTML (asciidoc: an option list per command);
+* ``apache2-doc`` — the Apache HTTP Server manual: one page per module (a directive reference: the same
+  *Description/Syntax/Default/Context/Status/Module* block per directive), in English and 10 translations;
+* ``sqlite3-doc`` — SQLite's documentation: SQL syntax and function pages, the C API reference (one page per
+  function or constant group), pragma lists;
+* ``ffmpeg-doc`` — FFmpeg's manuals (option lists per codec, filter and muxer) and its Doxygen API reference
+  (function and struct pages; source listings left out);
+* ``cmake-doc`` — CMake's reference (Sphinx: one page per command, variable, property, module, policy);
+* ``glib-doc`` — GLib/GObject/GIO's gtk-doc API reference (a signature, a description and a parameter table per
+  function);
+* ``postfix-doc`` — Postfix's HTML documentation (README guides and its manual pages, ``postconf(5)``'s
+  parameter list among them);
 * ``doc-html`` — other HTML under /usr/share/doc (whatever packages ship there);
 * ``info`` — GNU info manuals, one file per node (coreutils, find, grep, sed, tar … whatever is installed),
   as plain text (domain part);
@@ -36,6 +47,10 @@ GIMP_LANGUAGES = "ca cs da de el es fi fr hu it ja ko nl pt-br ro ru sl sv uk zh
 LIBREOFFICE_LANGUAGES = "cs da de el es fi fr hu id it ja ko nl pl pt-br ru sl sv tr vi zh-cn".split()  # noqa: SIM905
 MANPAGES_LANGUAGES = "cs da de el es fi fr hu id it ja ko mk nb nl pl pt-br ro ru sr sv tr uk vi zh".split()  # noqa: SIM905
 EXTRA_ENGLISH = ["gimp-help-en", "libreoffice-help-en-us", "postgresql-doc-15", "git-doc"]
+#: builder v9: reference documentation of the kinds issue 21 names (function references, option lists,
+#: database-schema pages, help pages), English unless the package ships translations (apache2-doc)
+REFERENCE_FAMILIES = ["apache2-doc", "sqlite3-doc", "ffmpeg-doc", "cmake-doc", "libglib2.0-doc", "postfix-doc"]
+APACHE_LANGUAGES = "da de es fr ja ko pt-br ru tr zh-cn".split()  # noqa: SIM905
 
 Candidate = tuple[str, str, Path, Path | None]
 
@@ -44,6 +59,7 @@ def packages() -> list[str]:
     """Every Debian package these families are built from."""
     return (
         EXTRA_ENGLISH
+        + REFERENCE_FAMILIES
         + [f"gimp-help-{lang}" for lang in GIMP_LANGUAGES]
         + [f"libreoffice-help-{lang}" for lang in LIBREOFFICE_LANGUAGES]
         + [f"manpages-{lang}" for lang in MANPAGES_LANGUAGES]
@@ -113,12 +129,60 @@ def web_candidates(root: Path) -> dict[str, list[tuple[str, Path, Path | None]]]
     found["en"].extend(("postgresql-doc", page, None) for page in sorted(pg.glob("*.html")))
     git = root / "git-doc" / "usr/share/doc/git-doc"
     found["en"].extend(("git-doc", page, None) for page in sorted(git.glob("*.html")))
+    found["en"].extend(reference_candidates(root))
+    apache = root / "apache2-doc" / "usr/share/doc/apache2-doc/manual"
+    for lang in ["en", *APACHE_LANGUAGES]:
+        folder = apache / lang
+        for page in sorted(folder.rglob("*.html")) if folder.is_dir() else []:
+            # an untranslated page is a link to the English one; 6 of the package's en/ pages are pt-br ones
+            if page.is_symlink() or _html_lang(page) not in (None, _norm(lang)):
+                continue
+            counterpart = None if lang == "en" else apache / "en" / page.relative_to(folder)
+            found[_norm(lang)].append(("apache2-doc", page, counterpart))
     skip = ("python3", "debian-handbook", "debian-reference", "developers-reference", "maint-guide", "debian")
     if DOC.is_dir():
         for page in sorted(DOC.glob("*/**/*.html")):
             if not page.relative_to(DOC).parts[0].startswith(skip):
                 found["en"].append(("doc-html", page, None))
     return found
+
+
+_HTML_LANG = re.compile(rb"<html[^>]*\slang=[\"']?([A-Za-z_-]+)")
+
+
+def _html_lang(page: Path) -> str | None:
+    """The language a page declares in its ``<html lang=...>``, normalised, or None."""
+    try:
+        with page.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None
+    match = _HTML_LANG.search(head)
+    return _norm(match.group(1).decode()) if match else None
+
+
+def reference_candidates(root: Path) -> list[tuple[str, Path, None]]:
+    """(family, page, None) for the English-only reference families of builder v9 (``REFERENCE_FAMILIES`` but
+    Apache's, which is per language): search frames, Doxygen source listings and Sphinx's generated index and
+    search pages are left out (a code listing or a list of links is not a page of documentation)."""
+    where = {
+        "sqlite3-doc": ("sqlite3-doc", "usr/share/doc/sqlite3"),
+        "ffmpeg-doc": ("ffmpeg-doc", "usr/share/doc/ffmpeg"),
+        "cmake-doc": ("cmake-doc", "usr/share/doc/cmake-data/html"),
+        "glib-doc": ("libglib2.0-doc", "usr/share/gtk-doc/html"),
+        "postfix-doc": ("postfix-doc", "usr/share/doc/postfix/html"),
+    }
+    out: list[tuple[str, Path, None]] = []
+    for name, (package, sub) in where.items():
+        folder = root / package / sub
+        for page in sorted(folder.rglob("*.html")) if folder.is_dir() else []:
+            parts = page.relative_to(folder).parts
+            if any(p in ("search", "_static", "_sources") for p in parts[:-1]):
+                continue
+            if page.name.endswith("_source.html") or page.name in ("genindex.html", "search.html"):
+                continue
+            out.append((name, page, None))
+    return out
 
 
 def man_folders(root: Path) -> dict[str, list[Path]]:

@@ -52,7 +52,7 @@ from pipeline.curate.config import GopherRepetitionConfig
 from pipeline.curate.extract import extract_resiliparse
 from pipeline.curate.quality.document import Text
 from pipeline.curate.quality.gopher_repetition import repetition_ratios
-from pipeline.text import normalize_text
+from pipeline.text import line_words, normalize_text
 
 
 def paper_thresholds(cfg: GopherRepetitionConfig) -> dict[str, float]:
@@ -145,13 +145,22 @@ def page_ratios(path: Path, language: str, cfg: GopherRepetitionConfig) -> dict[
     text = normalize_text(extract_resiliparse(raw, main_content=True))
     if len(text.split()) < 100:
         return None
-    return dict(repetition_ratios(Text(text, language), cfg))
+    measures = dict(repetition_ratios(Text(text, language), cfg))
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    # how much text a page is in each language's own counting (parallel pages only compare these): the words
+    # C4 and Gopher count (2-character units in Han and kana runs) and the characters without spaces
+    measures["c4_words"] = float(sum(line_words(line)[0] for line in lines))
+    measures["characters"] = float(sum(len(line.replace(" ", "")) for line in lines))
+    return measures
 
 
 #: a language repeats more than English only when its median ratio over the pairs is above this, on at least
 #: this many pairs (medians of 10-19 pairs move by ~0.1 from sample to sample)
 PARALLEL_MIN_RATIO = 1.1
 PARALLEL_MIN_PAIRS = 20
+#: measured on parallel pages beside the repetition measures, never turned into thresholds here: how many words
+#: and characters a translation has for the English page's (docs/filters.md, "Units for unsegmented scripts")
+TEXT_MEASURES = ("c4_words", "characters")
 
 
 def parallel_scales(
@@ -170,7 +179,7 @@ def parallel_scales(
             here, there = page_ratios(page, language, cfg), page_ratios(english, "en", cfg)
             if here is None or there is None:
                 continue
-            for rule in paper:
+            for rule in [*paper, *TEXT_MEASURES]:
                 if there[rule] >= 0.02:
                     ratios[rule].append(here[rule] / there[rule])
         scales = {rule: [len(v), round(statistics.median(v), 3)] for rule, v in ratios.items() if len(v) >= min_pairs}
@@ -187,7 +196,7 @@ def parallel_block(paper: dict[str, float], scales: dict[str, dict[str, Any]]) -
         raised = {
             rule: round(paper[rule] * ratio, 3)
             for rule, (pairs, ratio) in rules.items()
-            if ratio > PARALLEL_MIN_RATIO and pairs >= PARALLEL_MIN_PAIRS
+            if rule in paper and ratio > PARALLEL_MIN_RATIO and pairs >= PARALLEL_MIN_PAIRS
         }
         if not raised:
             continue
@@ -241,6 +250,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus-dir", type=Path, default=Path.home() / ".cache" / "tokenmill" / "real_text")
     parser.add_argument("--max-per-language", type=int, default=60)
+    parser.add_argument("--max-english", type=int, default=300)
     parser.add_argument("--min-words", type=int, default=200)
     parser.add_argument("--spam", type=int, default=72)
     parser.add_argument("--seed", type=int, default=1)
@@ -251,7 +261,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     real_text.PACKAGES_ROOT = args.corpus_dir / "packages"
-    params = {"max_per_language": args.max_per_language, "min_words": args.min_words, "seed": args.seed}
+    params = {"max_per_language": args.max_per_language, "max_english": args.max_english}
+    params.update(min_words=args.min_words, seed=args.seed)
     params["spam"] = args.spam
     corpus, manifest = real_text.load_or_build(
         args.corpus_dir, params, install=not args.no_install, rebuild=False, log=lambda m: print(m, file=sys.stderr)
@@ -287,7 +298,7 @@ def main() -> None:
     console.print(table)
     console.print(recipe_block(result))
     if "parallel_scale" in result:
-        rules = list(result["paper"])
+        rules = [*result["paper"], *TEXT_MEASURES]
         table = Table(title="per language on parallel pages: median of (L's measure / its English page's)")
         table.add_column("language")
         for rule in rules:

@@ -4,7 +4,10 @@ The labelled set is built at run time, never stored in the repository (others' s
 
 * **real, web-style HTML** — manuals from Debian packages, in every language they ship: ``debian-handbook``
   (26 translations), ``debian-reference-*`` (8), ``debian-faq``, ``maint-guide``, ``developers-reference``,
-  ``python3-doc`` (English). Up to ``--max-per-language`` pages per language, taken in turn from each package.
+  ``python3-doc`` (English), and the families of ``benchmarks/_families.py`` (GIMP and LibreOffice help,
+  PostgreSQL, git, the Apache manual, SQLite, FFmpeg, CMake, GLib, Postfix …). Up to ``--max-per-language``
+  pages per language, taken in turn from each package; English, which has the most families (17) and is the
+  language of ``configs/web.yaml``, gets ``--max-english`` (300) so that each family has pages enough to count.
   Translated pages that are in good part English (partial translations) are left out, so each page's
   language label is the language it is written in: see ``MAX_UNTRANSLATED`` and ``MAX_ENGLISH_MARKER_SHARE``.
   Pages with fewer than ``--min-words`` whitespace-separated words of visible text (tables of contents,
@@ -32,7 +35,8 @@ named after the builder version and the build parameters, with ``manifest.json``
 label; a later run with the same version and parameters reuses it (``--rebuild`` forces a new one).
 Measured numbers and the method in detail: docs/benchmarks.md.
 
-    python benchmarks/real_text.py [--corpus-dir DIR] [--max-per-language 60] [--no-install] [--json]
+    python benchmarks/real_text.py [--corpus-dir DIR] [--max-per-language 60] [--max-english 300] [--no-install]
+                                   [--json]
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from tests.helpers.real_text import MAX_ENGLISH_MARKER_SHARE, english_marker_sha
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout whose code and configs/ are evaluated
 
-BUILDER_VERSION = 8
+BUILDER_VERSION = 9
 APT_PACKAGES = [
     "debian-handbook",
     "debian-reference-en",
@@ -320,8 +324,11 @@ def family(kind: str, path: Path) -> str:
     return path.name
 
 
-def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int, spam_pages: int, log) -> dict:
-    """Write the labelled set under ``corpus`` and return its manifest (also written as manifest.json)."""
+def build_corpus(
+    corpus: Path, max_per_language: int, min_words: int, seed: int, spam_pages: int, log, max_english: int | None = None
+) -> dict:
+    """Write the labelled set under ``corpus`` and return its manifest (also written as manifest.json);
+    ``max_english`` (default ``max_per_language``) caps the English web pages."""
     if corpus.exists():
         shutil.rmtree(corpus)
     (corpus / "web").mkdir(parents=True)
@@ -355,14 +362,17 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
         for candidate in found:
             by_package[candidate[0]].append(candidate)
         taken = 0
+        cap = max_per_language if language != "en" or max_english is None else max_english
         for package, page, counterpart in interleave(by_package, rng):
-            if taken >= max_per_language:
+            if taken >= cap:
                 break
             problem = page_problem(page, counterpart, language)
             if problem:
                 skipped[f"web/{problem}"] += 1
                 continue
             name = f"real/{language}/{package}__{page.parent.name}__{page.name}"
+            if name in docs["web"]:
+                continue  # two pages of one family with the same folder and file name: the first is enough
             (corpus / "web" / name).parent.mkdir(parents=True, exist_ok=True)
             (corpus / "web" / name).write_bytes(page.read_bytes())
             docs["web"][name] = {
@@ -463,7 +473,13 @@ def build_corpus(corpus: Path, max_per_language: int, min_words: int, seed: int,
 
     manifest = {
         "builder_version": BUILDER_VERSION,
-        "params": {"max_per_language": max_per_language, "min_words": min_words, "seed": seed, "spam": spam_pages},
+        "params": {
+            "max_per_language": max_per_language,
+            "max_english": max_english,
+            "min_words": min_words,
+            "seed": seed,
+            "spam": spam_pages,
+        },
         "skipped": dict(skipped),
         "docs": docs,
     }
@@ -957,7 +973,9 @@ def load_or_build(corpus_dir: Path, params: dict, install: bool, rebuild: bool, 
     Each builder version and parameter set has its own sub-folder, built in a temporary sibling and renamed
     into place, so runs of other versions of this script (other checkouts) can share one ``corpus_dir``.
     """
-    key = "v{}-max{max_per_language}-words{min_words}-seed{seed}-spam{spam}".format(BUILDER_VERSION, **params)
+    key = "v{}-max{max_per_language}-en{max_english}-words{min_words}-seed{seed}-spam{spam}".format(
+        BUILDER_VERSION, **params
+    )
     corpus = corpus_dir / key
     manifest_path = corpus / "manifest.json"
     if manifest_path.exists() and not rebuild:
@@ -970,7 +988,13 @@ def load_or_build(corpus_dir: Path, params: dict, install: bool, rebuild: bool, 
     building = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=corpus_dir))
     try:
         manifest = build_corpus(
-            building, params["max_per_language"], params["min_words"], params["seed"], params["spam"], log
+            building,
+            params["max_per_language"],
+            params["min_words"],
+            params["seed"],
+            params["spam"],
+            log,
+            max_english=params["max_english"],
         )
         manifest["missing_packages"] = missing
         (building / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -994,6 +1018,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus-dir", type=Path, default=Path.home() / ".cache" / "tokenmill" / "real_text")
     parser.add_argument("--max-per-language", type=int, default=60, help="pages per language (and per file type)")
+    parser.add_argument(
+        "--max-english", type=int, default=300, help="English web pages (17 families; --max-per-language for the rest)"
+    )
     parser.add_argument("--min-words", type=int, default=200, help="leave out HTML pages with fewer visible words")
     parser.add_argument("--spam", type=int, default=72, help="generated negative pages")
     parser.add_argument("--seed", type=int, default=1)
@@ -1011,6 +1038,7 @@ def main() -> None:
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     params = {
         "max_per_language": args.max_per_language,
+        "max_english": args.max_english,
         "min_words": args.min_words,
         "seed": args.seed,
         "spam": args.spam,
