@@ -35,6 +35,12 @@ class ExtractConfig(StrictModel):
         description="resiliparse main_content: keep bulleted lists that are text, not links (resiliparse drops "
         "every <ul>; false: its behaviour)",
     )
+    keep_titled_content: bool = Field(
+        default=True,
+        description="resiliparse main_content: when it cut the element holding the page's title and most of its "
+        "text (an id such as SQL-COMMENT read as a comment section), extract again without that element's id/class "
+        "(false: its behaviour)",
+    )
     max_binary_ratio: float = Field(
         default=0.02, ge=0, le=1, description="share of control/replacement characters that marks a binary payload"
     )

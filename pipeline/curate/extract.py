@@ -93,6 +93,7 @@ def extract_resiliparse(
     alt_texts: bool = False,
     drop_toc: bool = True,
     content_lists: bool = True,
+    keep_titled_content: bool = True,
 ) -> str:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
@@ -104,15 +105,69 @@ def extract_resiliparse(
                 node.parent.remove_child(node)
     if main_content and content_lists and tree.body is not None:
         keep_content_lists(tree)
-    return extract_plain_text(
-        tree,
-        main_content=main_content,
-        alt_texts=alt_texts,
-        links=links,
-        form_fields=False,
-        noscript=False,
-        comments=False,
-    ).strip()
+
+    def extract() -> str:
+        return extract_plain_text(
+            tree,
+            main_content=main_content,
+            alt_texts=alt_texts,
+            links=links,
+            form_fields=False,
+            noscript=False,
+            comments=False,
+        ).strip()
+
+    text = extract()
+    if main_content and keep_titled_content and tree.body is not None:
+        text = _with_titled_content(tree, text, extract)
+    return text
+
+
+#: the titled element must bring back this many times the words main-content extraction kept
+RESCUE_MIN_GAIN = 3
+#: only a page extracted to fewer words is looked at again (twice Gopher's 50-word minimum): finding the title's
+#: element and its words costs ~1 ms a page, a quarter of the extraction, so a page that kept its text is not asked
+RESCUE_MAX_WORDS = 100
+
+
+def _with_titled_content(tree, text: str, extract) -> str:
+    """``text``, or the page extracted again with the ``id``/``class`` of the elements around its title removed
+    when main-content extraction cut the element that holds the title and most of the text.
+
+    Why: resiliparse's main-content rules drop an element whose id or class names a boilerplate section
+    (comments, related links, sharing, search, metadata …), and documentation derives ids from titles:
+    PostgreSQL's page on the SQL command ``COMMENT`` is ``<div class="refentry" id="SQL-COMMENT">``, and the
+    extracted page was its 13 words of navigation (1,306 with the element). When the outermost element around
+    the title (the first ``h1``, else the first ``h2``) has ``RESCUE_MIN_GAIN`` times the words that were kept,
+    the page is extracted again without the id and class of the title's ancestors (other elements keep theirs:
+    a comment thread or a consent box beside the content is still cut), and that text is kept if it has
+    ``RESCUE_MIN_GAIN`` times the words. An element that is mostly link text (an index, a site map) is left cut.
+    Only a page extracted to fewer than ``RESCUE_MAX_WORDS`` words is looked at: what is lost is the whole page."""
+    kept = len(text.split())
+    if kept >= RESCUE_MAX_WORDS:
+        return text
+    heading = tree.body.query_selector("h1") or tree.body.query_selector("h2")
+    if heading is None:
+        return text
+    chain, node = [], heading.parent
+    while node is not None and node != tree.body:
+        chain.append(node)
+        node = node.parent
+    if not chain:
+        return text
+    titled = chain[-1].text
+    if len(titled.split()) < RESCUE_MIN_GAIN * max(1, kept) or _mostly_links(chain[-1], len(titled.strip())):
+        return text  # kept most of it, or what was cut is a list of links (an index, a site map)
+    changed = False
+    for node in chain:
+        for attribute in ("id", "class"):
+            if node.hasattr(attribute):
+                node.delattr(attribute)
+                changed = True
+    if not changed:
+        return text
+    again = extract()
+    return again if len(again.split()) >= RESCUE_MIN_GAIN * max(1, kept) else text
 
 
 def extract_trafilatura(html: str) -> str:
@@ -129,14 +184,14 @@ class _Extractor:
     def __init__(self, config: ExtractConfig):
         self.engine, self.main_content = config.engine, config.main_content
         self.links, self.alt_texts, self.drop_toc = config.links, config.alt_texts, config.drop_toc
-        self.content_lists = config.keep_content_lists
+        self.content_lists, self.titled = config.keep_content_lists, config.keep_titled_content
 
     def __call__(self, html: str) -> str | Exception:
         try:
             if self.engine == "trafilatura":
                 return extract_trafilatura(html)
             return extract_resiliparse(
-                html, self.main_content, self.links, self.alt_texts, self.drop_toc, self.content_lists
+                html, self.main_content, self.links, self.alt_texts, self.drop_toc, self.content_lists, self.titled
             )
         except Exception as error:  # noqa: BLE001 - handed to the parent, which records it as a drop
             return error

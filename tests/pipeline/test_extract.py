@@ -195,3 +195,34 @@ def test_main_content_keeps_bullet_lists_of_text_but_not_link_lists(keep: bool) 
     assert "Import settings" not in text and "Contact" not in text and "Home" not in text  # navigation stays out
     assert "kept for the next export" in text
     assert ExtractConfig().keep_content_lists is True
+
+
+def _command_page(element_id: str) -> str:
+    """A reference page as DocBook writes one: navigation, then the command's entry in an element whose id is
+    derived from its title (the text is the interpreter's own help on the ``del`` statement)."""
+    import html
+    from pydoc_data.topics import topics
+
+    paragraphs = "".join(f"<p>{html.escape(p)}</p>" for p in topics["del"].split("\n\n") if p.strip())
+    return (
+        '<html><body><div class="navheader"><a href="a.html">Prev</a> <a href="b.html">Next</a></div>'
+        f'<div class="refentry" id="{element_id}"><h2>DELETE</h2>{paragraphs}</div></body></html>'
+    )
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_main_content_keeps_the_titled_element_whose_id_reads_as_boilerplate(keep: bool) -> None:
+    """resiliparse's main-content mode cuts an element whose id names a comment section: PostgreSQL's page on the
+    SQL command COMMENT (``id="SQL-COMMENT"``) came out as its navigation only."""
+    from pydoc_data.topics import topics
+
+    wanted = " ".join(topics["del"].split()[10:20])
+    assert wanted in extract_module.extract_resiliparse(_command_page("SQL-DELETE"))  # an id that is not cut
+    text = extract_module.extract_resiliparse(_command_page("SQL-COMMENT"), keep_titled_content=keep)
+    assert (wanted in text) is keep
+    assert ExtractConfig().keep_titled_content is True
+    # a comment thread beside a page's own content stays cut: the title is not inside it
+    article = _command_page("entry").replace("</body>", '<div id="comments"><h3>3 comments</h3>')
+    article += "<p>Great post, visit my site for cheap flights and hotels in every city.</p>" * 5 + "</div></body>"
+    text = extract_module.extract_resiliparse(article, keep_titled_content=keep)
+    assert wanted in text and "cheap flights" not in text
