@@ -9,7 +9,7 @@ from typing import Any
 from pipeline.curate.config import FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
-from pipeline.curate.quality.novelty import novel_word_share
+from pipeline.curate.quality.novelty import novel_word_share, pasted
 from pipeline.text import terminal_punctuation
 
 #: FineWeb's "lines ending with punctuation" adds closing quotes and the Tibetan shad to datatrove's marks.
@@ -90,4 +90,4 @@ def _copied_line(lines: list[str], original: str) -> bool:
     """Whether one of ``lines`` (the lines the rule judges) directly follows a copy of itself in ``original``."""
     judged = set(lines)
     written = [line for line in map(str.strip, original.split("\n")) if line]
-    return any(a == b and a in judged for a, b in pairwise(written))
+    return any(a == b and a in judged and pasted(a) for a, b in pairwise(written))

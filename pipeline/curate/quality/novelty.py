@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Collection
 from itertools import pairwise
 
-from pipeline.text import whitespace_words
+from pipeline.text import looks_like_code, whitespace_words
 
 #: stripped from both ends of a word before comparing ("Conector," and "conector" are one word)
 _PUNCTUATION = ".,;:!?()[]{}<>\"'`«»“”„‘’‹›。，、；：！？（）「」『』"
@@ -65,6 +65,24 @@ def novel_word_share(text: str, n: int = 5, min_line_words: int = 5, aside: Coll
     return sum(1 for word in outside if counts[word] == 1) / len(outside)
 
 
+#: a block of at most this many words that follows its own copy is a table's column or a program's lines, not
+#: a paste (the field-label length of ``gopher_repetition.LABEL_WORDS``)
+PASTE_MIN_WORDS = 3
+
+
+def pasted(block: str) -> bool:
+    """Whether ``block`` is text that a copy right after it makes a paste or a loop: more than a label's words,
+    and not a line of code.
+
+    Why: a reference page's code examples repeat statements in a row (``'hex',``, ``NULL,``,
+    ``context.mock.timers.tick(threeSeconds);``, ``if (err) throw err;``), its tables a value down a column
+    (``//   102``, ``Yes``), and the adjacency test vetoed the novelty excuse for them (Node.js's API pages
+    ``crypto``, ``test``, ``buffer``: ``dup_line_frac`` 0.35-0.45, new words 0.06-0.08); a pasted sentence
+    or paragraph has words enough and reads as prose."""
+    return len(block.split()) >= PASTE_MIN_WORDS and not looks_like_code(block)
+
+
 def adjacent_copies(blocks: list[str]) -> bool:
-    """Whether a block (line or paragraph, stripped) is followed directly by a copy of itself."""
-    return any(a == b for a, b in pairwise(blocks))
+    """Whether a block (line or paragraph, stripped) that ``pasted`` accepts is followed directly by a copy of
+    itself."""
+    return any(a == b and pasted(a) for a, b in pairwise(blocks))
