@@ -163,6 +163,12 @@ class C4Config(StrictModel):
         description="join hard-wrapped lines (man pages, plain-text manuals) into the paragraph lines C4 judges "
         "(datatrove: false, every newline ends a line)",
     )
+    count_unpunctuated_lines: bool = Field(
+        default=False,
+        description="count sentences also on the lines the terminal-punctuation filter removes (as FineWeb, whose C4 "
+        "step runs without that filter); the text is still rewritten to the punctuated lines. false: C4's count on "
+        "the kept lines; not in compat: datatrove",
+    )
 
 
 class FineWebConfig(StrictModel):

@@ -85,6 +85,9 @@ class C4Rules:
         no_marks = doc.language in NO_SENTENCE_MARK_LANGUAGES
         terminal_punct = cfg.filter_no_terminal_punct and not no_marks
         min_sentences = None if no_marks else cfg.min_num_sentences
+        # sentences on the lines without a final mark too (FineWeb's configuration): a database-schema page or an
+        # option list describes each entry in a fragment ("Name of the schema that contains the constraint")
+        count_fragments = cfg.count_unpunctuated_lines and not doc.compat
         if no_marks and (cfg.filter_no_terminal_punct or cfg.min_num_sentences is not None):
             doc.skip(SKIP_C4_PUNCT)
         # tokens are only needed to count sentences: reuse them when compat's word count already split the
@@ -105,13 +108,21 @@ class C4Rules:
                 cleaned = self.citation_re.sub("", line)
                 if cleaned != line:
                     line, tokens = cleaned, None
-            if terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("...")):
+            fragment = terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("..."))
+            if fragment and not count_fragments:
                 continue
             # C4's code counts the words after removing citations, datatrove before
             counted = original if doc.compat else line
             if cfg.min_words_per_line is not None and line_words(counted)[0] < cfg.min_words_per_line:
                 continue
             lowered = line.lower()
+            if fragment:  # counted as FineWeb counts it, never kept; the line filters that remove lines apply
+                if min_sentences is not None and not (
+                    (cfg.filter_javascript and "javascript" in lowered)
+                    or (cfg.filter_policy and any(p in lowered for p in self.policy))
+                ):
+                    sentences += count_sentences(split_words(line), self.sentence_end)
+                continue
             if cfg.filter_lorem_ipsum and "lorem ipsum" in lowered:
                 return "c4_lorem_ipsum", 1.0
             if cfg.filter_javascript and "javascript" in lowered:
