@@ -823,3 +823,42 @@ def test_mean_word_length_is_judged_again_without_the_lines_of_code() -> None:
     assert judge(page, only(gopher_quality=GopherQualityConfig()))[0] is None
     # a page of nothing but such lines is still judged on them
     assert judge("\n".join(code * 3), only(gopher_quality=GopherQualityConfig()))[0][0] == "gopher_above_avg_threshold"
+
+
+def test_novel_words_are_not_vetoed_by_code_or_table_lines_that_repeat_in_a_row() -> None:
+    """An API page's examples repeat statements and values in a row (``'hex',`` twice, Node.js's crypto page):
+    that is not a paste, and the novelty excuse applies; a sentence right after its copy still vetoes it."""
+    entries = []
+    for a, b in zip(_SUBJECTS[:24:2], _SUBJECTS[1:24:2], strict=True):
+        entries.append("\n".join([f"{a.title()} tool", _FRAME.format(a, b), "if (err) throw err;", "'hex',", "'hex',"]))
+    page = "\n\n".join(entries)
+    default = only(gopher_repetition=GopherRepetitionConfig())
+    failure, _, metrics = judge(page, only(gopher_repetition=GopherRepetitionConfig(min_novel_words=None)))
+    assert failure is not None and failure[0] == "dup_line_frac", failure
+    failure, _, metrics = judge(page, default)
+    assert failure is None and metrics["novel_words"] >= 0.05, (failure, metrics)
+    sentence = "Release the mouse button when the connector is where it should be."
+    pasted = page.replace("'hex',\n'hex',", f"{sentence}\n{sentence}")
+    assert judge(pasted, default)[0][0] == "dup_line_frac"
+
+
+def test_c4_can_count_sentences_on_unpunctuated_lines_as_fineweb_does() -> None:
+    """A database-schema page: one sentence of prose, then a column table whose descriptions are fragments without
+    a final mark (column names from this interpreter's stdlib module names). C4 counts 1 sentence and drops it;
+    counted as FineWeb counts (its C4 step runs without the terminal-punctuation filter) it has 13."""
+    words = EN_SENTENCES[1].split()
+    rows = [
+        line
+        for i, name in enumerate(_SUBJECTS[:12])
+        for line in (f"{name} sql_identifier", f"Name of the {' '.join(words[i % 5 : i % 5 + 4])} that holds {name}")
+    ]
+    page = "\n\n".join([f"{_SUBJECTS[12]} columns", EN_SENTENCES[0].strip(), "Column Type", "Description", *rows])
+    failure = judge(page, only(c4=C4Config()))[0]
+    assert failure == ("c4_too_few_sentences", 1.0), failure
+    failure, rewritten, metrics = judge(page, only(c4=C4Config(count_unpunctuated_lines=True)))
+    assert failure is None and metrics["c4_sentences"] == 13, (failure, metrics)
+    assert rewritten == EN_SENTENCES[0].strip()  # the text is still rewritten to the punctuated lines
+    # lines under five words are not counted either way: a menu stays dropped
+    menu = "\n".join(f"{name.title()} settings" for name in _SUBJECTS[:40])
+    assert judge(menu, only(c4=C4Config(count_unpunctuated_lines=True)))[0][0] == "c4_too_few_sentences"
+    assert C4Config().count_unpunctuated_lines is False
