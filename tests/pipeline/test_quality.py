@@ -856,9 +856,13 @@ def test_c4_can_count_sentences_on_unpunctuated_lines_as_fineweb_does() -> None:
     failure = judge(page, only(c4=C4Config()))[0]
     assert failure == ("c4_too_few_sentences", 1.0), failure
     failure, rewritten, metrics = judge(page, only(c4=C4Config(count_unpunctuated_lines=True)))
-    assert failure is None and metrics["c4_sentences"] == 13, (failure, metrics)
+    assert failure is None and metrics["c4_sentences"] == 1, (failure, metrics)  # the sentences of the rewrite
     assert rewritten == EN_SENTENCES[0].strip()  # the text is still rewritten to the punctuated lines
     # lines under five words are not counted either way: a menu stays dropped
     menu = "\n".join(f"{name.title()} settings" for name in _SUBJECTS[:40])
     assert judge(menu, only(c4=C4Config(count_unpunctuated_lines=True)))[0][0] == "c4_too_few_sentences"
+    # nor a fragment without two function words: a share bar or a tag list beside a notice
+    bars = [f"Share {a} {b} Facebook X LinkedIn" for a, b in zip(_SUBJECTS[:8], _SUBJECTS[8:16], strict=True)]
+    notice = "\n".join([EN_SENTENCES[0].strip(), *bars])
+    assert judge(notice, only(c4=C4Config(count_unpunctuated_lines=True)))[0][0] == "c4_too_few_sentences"
     assert C4Config().count_unpunctuated_lines is False

@@ -10,9 +10,14 @@ from typing import Any
 
 from pipeline.curate.config import C4Config
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
+from pipeline.curate.quality.stop_words import stop_word_matcher
 from pipeline.text import count_sentences, line_words, split_words, terminal_punctuation
 
 SKIP_C4_PUNCT = "c4_terminal_punctuation"
+#: an unpunctuated line counts as a sentence (``count_unpunctuated_lines``) when it holds this many distinct stop
+#: words of its language, Gopher's minimum for a page: "Name of the schema that contains the constraint" (of, the,
+#: that) does, "Share this article Facebook X LinkedIn" and "Choose Data - Sort Ascending" do not
+FRAGMENT_MIN_STOP_WORDS = 2
 
 
 #: a hard-wrapped text: its long lines end within this many characters of the wrap width
@@ -80,7 +85,7 @@ class C4Rules:
     def __call__(self, doc: Text, cfg: C4Config, metrics: dict[str, Any]) -> Failure | None:
         kept: list[str] = []
         kept_tokens: list[list[str]] = []
-        sentences = 0
+        sentences = fragments = 0  # fragments: sentences on unpunctuated lines, counted but not kept
         # a script without sentence-final marks (Thai, Lao) would lose every line: skip, with a note
         no_marks = doc.language in NO_SENTENCE_MARK_LANGUAGES
         terminal_punct = cfg.filter_no_terminal_punct and not no_marks
@@ -88,6 +93,8 @@ class C4Rules:
         # sentences on the lines without a final mark too (FineWeb's configuration): a database-schema page or an
         # option list describes each entry in a fragment ("Name of the schema that contains the constraint")
         count_fragments = cfg.count_unpunctuated_lines and not doc.compat
+        # ... when the fragment reads as prose: a menu path, a share bar or a tag list has no function words
+        prose = stop_word_matcher(doc.language, {}) if count_fragments and doc.language else None
         if no_marks and (cfg.filter_no_terminal_punct or cfg.min_num_sentences is not None):
             doc.skip(SKIP_C4_PUNCT)
         # tokens are only needed to count sentences: reuse them when compat's word count already split the
@@ -116,12 +123,15 @@ class C4Rules:
             if cfg.min_words_per_line is not None and line_words(counted)[0] < cfg.min_words_per_line:
                 continue
             lowered = line.lower()
-            if fragment:  # counted as FineWeb counts it, never kept; the line filters that remove lines apply
-                if min_sentences is not None and not (
-                    (cfg.filter_javascript and "javascript" in lowered)
-                    or (cfg.filter_policy and any(p in lowered for p in self.policy))
+            if fragment:  # counted, never kept; the line filters that remove lines apply
+                if (
+                    min_sentences is not None
+                    and prose is not None
+                    and prose(line) >= FRAGMENT_MIN_STOP_WORDS
+                    and not (cfg.filter_javascript and "javascript" in lowered)
+                    and not (cfg.filter_policy and any(p in lowered for p in self.policy))
                 ):
-                    sentences += count_sentences(split_words(line), self.sentence_end)
+                    fragments += count_sentences(split_words(line), self.sentence_end)
                 continue
             if cfg.filter_lorem_ipsum and "lorem ipsum" in lowered:
                 return "c4_lorem_ipsum", 1.0
@@ -139,9 +149,9 @@ class C4Rules:
             if tokens is not None:
                 kept_tokens.append(tokens)
             complete = complete and tokens is not None
-        metrics["c4_sentences"] = sentences
-        if min_sentences is not None and sentences < min_sentences:
-            return "c4_too_few_sentences", float(sentences)
+        metrics["c4_sentences"] = sentences  # the sentences of the text as rewritten
+        if min_sentences is not None and sentences + fragments < min_sentences:
+            return "c4_too_few_sentences", float(sentences + fragments)
         if cfg.rewrite_text:
             # kept lines are stripped and non-empty, so they are exactly the new text's lines
             doc.replace("\n".join(kept), kept_tokens if complete else None)
