@@ -124,6 +124,8 @@ class LanguageStage(AccountedStep):
 
     stage = "language"
     name = "🌐 Language ID (fastText)"
+    #: paragraphs whose prediction a rank keeps (cleared when full); 0: every paragraph goes to fastText
+    cache_units: int = 50_000
 
     def __init__(self, config: LanguageConfig | None = None, drops_dir: str | None = None):
         super().__init__(drops_dir)
@@ -133,10 +135,12 @@ class LanguageStage(AccountedStep):
         self.model_path = resolve_model_path(self.config.model_path)
         self._keep = None if self.config.keep is None else frozenset(self.config.keep)
         self._model: Any = None
+        self._predicted: dict[str, tuple[str, float]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_model"] = None  # the fastText object is not picklable; each rank loads its own
+        state["_predicted"] = {}
         return state
 
     def setup(self) -> None:
@@ -144,6 +148,27 @@ class LanguageStage(AccountedStep):
             self._model = shared_model(self.model_path)
 
     def predict(self, units: list[str]) -> tuple[list[str], list[float]]:
+        """Top label and probability of each paragraph: a paragraph seen before in this rank is answered from its
+        earlier prediction, the others in one fastText call.
+
+        Why: pages of a site repeat their navigation, footers and notices: 26 % of the paragraphs of a generated
+        crawl and 56 % of 1,000 /usr/share/doc pages occur more than once. fastText predicts each line on its own,
+        so a paragraph's label and probability are a function of its text alone, the same in any batch."""
+        if not units:
+            return [], []
+        if self.cache_units <= 0:
+            return self.predict_uncached(units)
+        known = self._predicted
+        new = [unit for unit in dict.fromkeys(units) if unit not in known]
+        labels, probs = self.predict_uncached(new)
+        fresh = dict(zip(new, zip(labels, probs, strict=True), strict=True))
+        answers = [fresh[unit] if unit in fresh else known[unit] for unit in units]
+        if len(known) + len(fresh) > self.cache_units:
+            known.clear()
+        known.update(fresh)
+        return [label for label, _ in answers], [prob for _, prob in answers]
+
+    def predict_uncached(self, units: list[str]) -> tuple[list[str], list[float]]:
         """Top label and probability of each paragraph, in one fastText call."""
         if not units:
             return [], []

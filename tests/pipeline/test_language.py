@@ -318,3 +318,17 @@ def test_ranks_share_one_loaded_model_per_file(tmp_path: Path) -> None:
     first = shared_model(str(path))
     os.utime(path, ns=(1, 1))  # the file changed on disk: loaded anew
     assert shared_model(str(path)) is not first
+
+
+def test_a_paragraph_seen_before_gets_the_prediction_fasttext_gives_it() -> None:
+    paragraphs = [p for paras in PARAGRAPHS.values() for p in paras]
+    batches = [paragraphs[:7] * 2, paragraphs[3:12] + ["lone \udcff surrogate here", paragraphs[0]], paragraphs]
+    fresh = LanguageStage(LanguageConfig(keep=None))
+    fresh.cache_units = 0  # every paragraph to fastText
+    for size in (50_000, 5):  # 5: the cache is cleared between and inside batches
+        stage = LanguageStage(LanguageConfig(keep=None))
+        stage.cache_units = size
+        for batch in batches:
+            assert stage.predict(batch) == fresh.predict(batch)
+        assert 0 < len(stage._predicted) <= max(size, len(paragraphs))
+    assert pickle.loads(pickle.dumps(stage))._predicted == {}  # a rank starts with none
