@@ -78,6 +78,10 @@ class _Patterns:
             rf"|(?<![^\W\d_])(?:{_SINCE_WORDS})[ \t]+[^\W\d][\w.+\-]*[ \t]+$"
         )
         self.ip_cue = re.compile(rf"(?i)(?<![^\W\d_])(?:{_IP_WORDS})(?![^\W\d_])")
+        # case-sensitive copies for an ASCII window written in lower case (the words are lower case): what (?i)
+        # matches on ASCII text, 2x faster (the alternations' literals are then rejected on their first character)
+        self.version_cue_lower = re.compile(self.version_cue.pattern.removeprefix("(?i)"))
+        self.ip_cue_lower = re.compile(self.ip_cue.pattern.removeprefix("(?i)"))
         # the hint gate as one scan (the same substrings): ``any(hint in window …)`` over 60 hints cost 4x more
         self.version_hint = re.compile("|".join(map(re.escape, _VERSION_HINTS)))
 
@@ -151,6 +155,30 @@ _IPV4_NOT_PUBLIC = _ranges(
 )  # fmt: skip
 
 
+def _first_octets(ranges: list[tuple[int, int]]) -> tuple[frozenset[int], frozenset[int]]:
+    """The first octets whose whole /8 lies in ``ranges``, and those of which only a part does."""
+    whole: set[int] = set()
+    part: set[int] = set()
+    for low, high in ranges:
+        for first in range(low >> 24, (high >> 24) + 1):
+            covered = low <= first << 24 and ((first + 1) << 24) - 1 <= high
+            (whole if covered else part).add(first)
+    return frozenset(whole), frozenset(part - whole)
+
+
+_FIRST_NOT_PUBLIC, _FIRST_PARTLY_PUBLIC = _first_octets(_IPV4_NOT_PUBLIC)
+# as written in an address ("010" is no address at all)
+_FIRST_NOT_PUBLIC_TEXT = frozenset(map(str, _FIRST_NOT_PUBLIC))
+
+
+def _ipv4_not_public(number: int) -> bool:
+    """``_in_ranges(number, _IPV4_NOT_PUBLIC)``, decided by the first octet where that decides (10., 127., 224.+)."""
+    first = number >> 24
+    if first in _FIRST_NOT_PUBLIC:
+        return True
+    return first in _FIRST_PARTLY_PUBLIC and _in_ranges(number, _IPV4_NOT_PUBLIC)
+
+
 class IPDetector:
     """Dotted quads and IPv6 forms, accepted when public (``public_ip_only``) and not a version."""
 
@@ -161,9 +189,10 @@ class IPDetector:
     def find(self, text: str, _: list) -> Iterator[tuple[int, int]]:
         public_only = self.public_only
         if "." in text:
-            for m in self._ipv4_matches(text):
+            # 10.x, 127.x, 224.x and up: never public, skipped on the text of their first octet (logs are full of them)
+            for m in self._ipv4_matches(text, _FIRST_NOT_PUBLIC_TEXT if public_only else frozenset()):
                 number = _quad_int(m.group())
-                if number is None or (public_only and _in_ranges(number, _IPV4_NOT_PUBLIC)):
+                if number is None or (public_only and _ipv4_not_public(number)):
                     continue  # cheap: not an address, or a private one (logs are full of them)
                 # then the version check, which is cheaper than ipaddress's checks of a public address
                 if not self._is_version(text, *m.span()) and ip_replaceable(m.group(), public_only):
@@ -175,8 +204,9 @@ class IPDetector:
                     if ("::" in candidate or candidate.count(":") >= 6) and ip_replaceable(candidate, public_only):
                         yield m.span()
 
-    def _ipv4_matches(self, text: str) -> Iterator[re.Match]:
-        """The matches of ``ipv4.finditer(text)``, found from their first dot.
+    def _ipv4_matches(self, text: str, skip: frozenset[str] = frozenset()) -> Iterator[re.Match]:
+        """The matches of ``ipv4.finditer(text)``, found from their first dot; those whose first octet is written as
+        one of ``skip`` left out.
 
         An ``ipv4`` match starts on a digit with no word character or dot before it, so no match starts inside
         another, and each is ``ipv4.match`` at its start: 1–3 digits before a dot where ``ipv4_tail`` matches. A tail
@@ -193,6 +223,8 @@ class IPDetector:
                 start -= 1
                 if start and text[start - 1] in digits:
                     start -= 1  # a fourth digit before: ``ipv4``'s lookbehind rejects it
+            if skip and text[start:dot] in skip:
+                continue
             m = match(text, start)
             if m:
                 yield m
@@ -228,7 +260,15 @@ class IPDetector:
         if text.find("urgency=", end, line_end if line_end != -1 else len(text)) != -1:
             return True  # a Debian changelog header: pkg (4.8.6.3) unstable; urgency=medium
         low = after_last_digit(text, start, 40)
+        before = max(0, low - 1)  # and the character before the window: the words' lookbehinds read it
+        window = text[before:start]
+        if window.isascii():
+            lowered, low = window.lower(), low - before
+            if not self.p.version_hint.search(lowered, low):
+                return False  # cheap gate: the regex below costs ~50 µs on a 40-character window (measured once)
+            cue = self.p.version_cue_lower.search(lowered, low)
+            return cue is not None and not self.p.ip_cue_lower.search(lowered, cue.start())
         if not self.p.version_hint.search(text[low:start].lower()):
-            return False  # cheap gate: the regex below costs ~50 µs on a 40-character window (measured once, timeit)
+            return False
         cue = self.p.version_cue.search(text, low, start)
         return cue is not None and not self.p.ip_cue.search(text, cue.start(), start)

@@ -174,3 +174,46 @@ def test_the_corpus_exercises_every_type() -> None:
 if __name__ == "__main__":  # print the digests of the code on sys.path (to pin them from a reference checkout)
     for name, value in digests().items():
         print(f'    "{name}": "{value}",')
+
+
+def test_the_words_of_the_lower_cased_searches_are_lower_case() -> None:
+    """labels.py and ip.py search an ASCII window lower-cased with case-sensitive copies of their ``(?i)`` patterns,
+    which is the same only while every word in those patterns is written in lower case."""
+    from pipeline.redact import ip, labels
+
+    for words in (labels.ID_WORDS, labels.ID_WORDS_CJK, ip._VERSION_WORDS, ip._SINCE_WORDS, ip._IP_WORDS):
+        assert words == words.lower()
+
+
+@pytest.mark.parametrize(
+    "context", ["ORDER NO. ", "Order No.: ", "KundenNummer: ", "TRACKING #", "S/N: ", "Ref.: ", "x#"]
+)
+def test_the_lower_cased_label_search_agrees_with_the_case_insensitive_pattern(context: str) -> None:
+    from pipeline.redact.labels import _patterns, id_label_before
+
+    text = context + "4111111111111111"
+    start = len(context)
+    m = _patterns()[0].search(text, max(0, start - 40), start)
+    assert m is not None
+    assert id_label_before(text, start) == (m.group("label") or "").lower()
+
+
+@pytest.mark.parametrize(
+    ("context", "version"),
+    [
+        ("VERSION ", True),
+        ("Upgrading To ", True),
+        ("Since Dpkg ", True),
+        ("Version of the IP ", False),
+        ("Host ", False),
+    ],
+)
+def test_the_lower_cased_version_search_agrees_with_the_case_insensitive_pattern(context: str, version: bool) -> None:
+    from pipeline.redact.ip import IPDetector
+
+    detector = IPDetector(RedactionRules())
+    text = context + "81.2.69.160 and more"
+    start = len(context)
+    cue = detector.p.version_cue.search(text, 0, start)
+    expected = cue is not None and not detector.p.ip_cue.search(text, cue.start(), start)
+    assert detector._is_version(text, start, start + len("81.2.69.160")) is expected is version
