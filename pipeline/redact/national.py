@@ -14,6 +14,7 @@ precomputed), against the metadata's compiled patterns (``_plans``).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,6 +44,9 @@ REGIONS = (
 )
 REGIONS += ("TR", "DE", "TH")
 _GROUPS = re.compile(r"\d+")
+# a format's pattern as phonenumbers writes it: capturing groups of digits, "(\d{2})(\d{3,4})"
+_DIGIT_GROUP = re.compile(r"\(\\d(?:\{(?P<low>\d+)(?:(?P<comma>,)(?P<high>\d*))?\})?\)")
+_DIGIT_GROUP_ROW = re.compile(rf"(?:{_DIGIT_GROUP.pattern})+")
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,51 @@ def _by_length() -> dict[int, list[tuple[_Plan, int]]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _written_forms() -> dict[int, frozenset[tuple[tuple[int, ...], bool]] | None]:
+    """Digit count → every (group lengths, bracket or not) that a format of a plan in ``_by_length`` can write, or
+    None where a format's pattern is not a row of digit groups (then every grouping is worth the full check).
+
+    Without a cue, a candidate is a phone only when its grouping is such a form (``national_phone``): the check
+    against this set replaces the per-plan patterns for most candidates (ISBNs, ids grouped otherwise)."""
+    out: dict[int, frozenset[tuple[tuple[int, ...], bool]] | None] = {}
+    for length, entries in _by_length().items():
+        forms: set[tuple[tuple[int, ...], bool]] = set()
+        for plan, prefix_length in entries:
+            for fmt in plan.formats:
+                found = _format_groupings(fmt, length - prefix_length)
+                if found is None:
+                    break
+                forms |= found
+            else:
+                continue
+            out[length] = None
+            break
+        else:
+            out[length] = frozenset(forms)
+    return out
+
+
+def _format_groupings(fmt: _Format, size: int) -> set[tuple[tuple[int, ...], bool]] | None:
+    """The (group lengths, bracket) of ``fmt``'s national form for every split of ``size`` digits its pattern
+    admits; None unless the pattern is a row of digit groups (``(\\d{2})(\\d{3,4})``, every format of the 20
+    countries in phonenumbers 9.0)."""
+    if not _DIGIT_GROUP_ROW.fullmatch(fmt.pattern.pattern):
+        return None
+    widths = []
+    for group in _DIGIT_GROUP.finditer(fmt.pattern.pattern):
+        low = int(group["low"] or 1)
+        high = low if group["comma"] is None else int(group["high"] or size)  # \d, \d{3}, \d{3,4}, \d{3,}
+        widths.append(range(low, min(size, high) + 1))
+    out = set()
+    for split in itertools.product(*widths):
+        if sum(split) == size:
+            # parts alternate literal text (str) and group numbers (int)
+            written = "".join(part if isinstance(part, str) else "1" * split[part - 1] for part in fmt.parts)
+            out.add((tuple(_group_lengths(written)), "(" in written))
+    return out
+
+
 def _group_lengths(text: str) -> list[int]:
     return [len(g) for g in _GROUPS.findall(text)]
 
@@ -144,8 +193,12 @@ def national_phone(candidate: str, digits: str, cue: bool) -> bool:
     if "/" in candidate:
         return False  # RFC 2047/2243, 1/2: no national format uses a slash
     written = _group_lengths(candidate)
-    if not cue and not _unambiguous(candidate, written, digits):
-        return False
+    if not cue:
+        if not _unambiguous(candidate, written, digits):
+            return False
+        forms = _written_forms().get(len(digits))
+        if forms is not None and (tuple(written), "(" in candidate) not in forms:
+            return False  # no format of any plan writes this grouping (the loop below would find none)
     for plan, prefix_length in _by_length().get(len(digits), ()):
         if prefix_length and not digits.startswith(plan.prefix):
             continue
