@@ -24,6 +24,8 @@ ID_WORDS_CJK = (
 GENERIC_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "id", "n°", "nº"})
 # on the number's own line: "… the current user account.\n\n2201…" ends a sentence, it labels nothing
 _LABEL_SEPARATORS = frozenset(" \t.:：#=\"'-/")
+# where a label can start in a lower-cased ASCII window (see ``id_label_before``)
+_LABEL_STARTS = re.compile(r"(?<![a-z])[a-z]|#")
 
 
 # a label ends right before the number (``$``), after separators and an optional "no."/"nr." (every literal in
@@ -60,8 +62,14 @@ def id_label_before(text: str, start: int) -> str | None:
     before = max(0, low - 1)  # the character before the window: the label's lookbehind reads it
     window = text[before:start]
     if window.isascii():
-        m = _patterns()[2].search(window.lower(), low - before)
-        return None if m is None else m.group("label") or ""
+        # a match starts on a letter with none before it (the label's first branch) or on "#" (the last): tried
+        # there, in order, it is what ``search`` finds (which tries every position), in a third of the time
+        lowered, match = window.lower(), _patterns()[2].match
+        for at in _LABEL_STARTS.finditer(lowered, low - before):
+            m = match(lowered, at.start())
+            if m is not None:
+                return m.group("label") or ""
+        return None
     m = _patterns()[0].search(text, low, start)
     return None if m is None else (m.group("label") or "").lower()
 
