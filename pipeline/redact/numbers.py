@@ -86,17 +86,23 @@ def number_windows(text: str) -> list[tuple[int, int]]:
     The margins let a pattern start on a ``+`` or ``(`` just before the run and see the characters
     after it (a regex searched with ``endpos`` cannot look past it; lookbehinds do see before ``pos``).
     """
-    n = len(text)
     windows: list[tuple[int, int]] = []
-    last_end = -1
+    append = windows.append
+    last_end = -3  # below the first run's unclipped start (-2 at the least)
     for m in WINDOW_RUN.finditer(text):
         start, end = m.span()
-        start, end = max(0, start - 2), min(n, end + 3)
-        if start <= last_end:  # runs come in order, so a window overlaps at most the one before it
-            windows[-1] = (windows[-1][0], end)
+        if start - 2 <= last_end:  # runs come in order, so a window overlaps at most the one before it
+            windows[-1] = (windows[-1][0], end + 3)
         else:
-            windows.append((start, end))
-        last_end = end
+            append((start - 2, end + 3))
+        last_end = end + 3
+    # the margins clipped to the text only at its two ends (a window past the end is the last one: a run after it
+    # would need 9 characters), not for every run
+    if windows:
+        if windows[0][0] < 0:
+            windows[0] = (0, windows[0][1])
+        if windows[-1][1] > len(text):
+            windows[-1] = (windows[-1][0], len(text))
     return windows
 
 
