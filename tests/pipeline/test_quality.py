@@ -866,3 +866,30 @@ def test_c4_can_count_sentences_on_unpunctuated_lines_as_fineweb_does() -> None:
     notice = "\n".join([EN_SENTENCES[0].strip(), *bars])
     assert judge(notice, only(c4=C4Config(count_unpunctuated_lines=True)))[0][0] == "c4_too_few_sentences"
     assert C4Config().count_unpunctuated_lines is False
+
+
+def test_novel_words_are_counted_in_windows_so_long_reference_pages_are_judged_like_short_ones() -> None:
+    """An option list of 200 entries (4,000+ words; Postfix's postconf(5) has 84,000): each parameter, named
+    after one of this interpreter's stdlib modules, is described twice, 100 entries apart. In the whole page no
+    subject occurs once; in windows of 2,000 words each does, as on a short page."""
+    from pipeline.curate.quality.novelty import NOVELTY_WINDOW, novel_word_share
+
+    names = _SUBJECTS[:100]
+    assert len(names) == 100
+    entries = [
+        f"{name}_limit\nSets the {name} limit of the server for each client that connects to it.\n"
+        "This feature is available in version 2.3 and later."
+        for name in names * 2
+    ]
+    page = "\n\n".join(entries)
+    assert len(page.split()) > 2 * NOVELTY_WINDOW
+    assert novel_word_share(page, window=10**9) < 0.05 <= novel_word_share(page)
+    default = only(gopher_repetition=GopherRepetitionConfig())
+    failure, _, metrics = judge(page, default)
+    assert failure is None and metrics["novel_words"] >= 0.05, (failure, metrics)
+    assert judge(page, only(gopher_repetition=GopherRepetitionConfig(min_novel_words=None)))[0] is not None
+    # the same frames around a short keyword list: the fillers recur inside every window
+    fillers = (["casino", "poker", "bonus"] * 67)[: len(entries)]
+    spam = "\n\n".join(e.replace(n, k) for e, n, k in zip(entries, names * 2, fillers, strict=True))
+    failure, _, metrics = judge(spam, default)
+    assert failure is not None and metrics["novel_words"] < 0.05, (failure, metrics)
