@@ -95,6 +95,12 @@ class GopherQualityConfig(StrictModel):
         "(false: every word, as Gopher)",
     )
     max_symbol_word_ratio: float | None = Field(default=0.1, description="'#' and ellipses per word")
+    hashtags_only: bool = Field(
+        default=True,
+        description="the hash ratio counts the '#' that open a hashtag (#word), not Markdown heading marks, rule "
+        "lines of #####, C preprocessor lines (#include, #define) or a '#' inside a word (false: every '#', as "
+        "Gopher; compat: datatrove counts every '#')",
+    )
     max_bullet_lines_ratio: float | None = 0.9
     max_ellipsis_lines_ratio: float | None = 0.3
     min_alpha_words_ratio: float | None = Field(

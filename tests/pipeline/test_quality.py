@@ -893,3 +893,23 @@ def test_novel_words_are_counted_in_windows_so_long_reference_pages_are_judged_l
     spam = "\n\n".join(e.replace(n, k) for e, n, k in zip(entries, names * 2, fillers, strict=True))
     failure, _, metrics = judge(spam, default)
     assert failure is not None and metrics["novel_words"] < 0.05, (failure, metrics)
+
+
+def test_hash_ratio_counts_hashtags_not_markdown_headings_rule_lines_or_preprocessor_lines() -> None:
+    """A C library's README in Markdown: headings, a rule line of '#', and the #include/#define lines of its API
+    (constant names from this interpreter's stdlib modules). Gopher's rule counts every '#' (its target is hashtag
+    spam); counted by hashtags, the page passes, and a page of hashtags still fails."""
+    paragraphs = EN.split("\n\n")
+    defines = [f"#define {name.upper()}_FLAG {i}" for i, name in enumerate(_SUBJECTS[:12])]
+    page = "\n\n".join(
+        ["# The library", "#" * 78, paragraphs[0], "## Building", "#include <stdio.h>", *defines, "### Usage"]
+        + paragraphs[1:3]
+    )
+    literal = only(gopher_quality=GopherQualityConfig(hashtags_only=False))
+    assert judge(page, literal)[0][0] == "gopher_too_many_hashes"
+    assert judge(page, only(gopher_quality=GopherQualityConfig()))[0] is None
+    tagged = page + "\n" + " ".join(f"#{name}" for name in _SUBJECTS[:60])
+    assert judge(tagged, only(gopher_quality=GopherQualityConfig()))[0][0] == "gopher_too_many_hashes"
+    assert judge(page, QualityConfig(compat="datatrove", c4=None, fineweb=None, gopher_repetition=None))[0][0] == (
+        "gopher_too_many_hashes"
+    )

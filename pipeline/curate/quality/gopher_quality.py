@@ -49,7 +49,7 @@ def gopher_quality(doc: Text, cfg: GopherQualityConfig, metrics: dict[str, Any])
     if failure is not None:
         return failure
 
-    failure = _symbol_failure(text, n_words, cfg)
+    failure = _symbol_failure(text, n_words, cfg, doc.compat)
     if failure is not None:
         return failure
 
@@ -113,10 +113,24 @@ def _avg_length_failure(avg: float, cfg: GopherQualityConfig, metrics: dict[str,
     return None
 
 
-def _symbol_failure(text: str, n_words: int, cfg: GopherQualityConfig) -> Failure | None:
+#: a hash that opens a hashtag: at the start of a whitespace-separated token, before a letter, digit or '_'
+_HASHTAG = regex.compile(r"(?<!\S)#\w")
+#: a C preprocessor line, whose '#' is code (C API references list ``#define`` constants by the hundred)
+_PREPROCESSOR = regex.compile(
+    r"^[ \t]*#(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|error|warning|line)\b", regex.M
+)
+
+
+def _symbol_failure(text: str, n_words: int, cfg: GopherQualityConfig, compat: bool = False) -> Failure | None:
     """Gopher's hash and ellipsis to word ratios (both paths; ``n_words`` is each path's word count)."""
     if cfg.max_symbol_word_ratio is not None:
         ratio = text.count("#") / n_words
+        if ratio > cfg.max_symbol_word_ratio and cfg.hashtags_only and not compat:
+            # Gopher's rule is for hashtag spam; a page over it is counted again by its hashtags only: Markdown
+            # headings (## Building), rule lines (#####), #include/#define lines of C references and C# or
+            # page#anchor are markup or code. Only a page over the threshold pays for the regexes.
+            hashtags = len(_HASHTAG.findall(text)) - len(_PREPROCESSOR.findall(text))
+            ratio = hashtags / n_words
         if ratio > cfg.max_symbol_word_ratio:
             return "gopher_too_many_hashes", ratio
         ratio = (text.count("...") + text.count("…")) / n_words
@@ -145,7 +159,7 @@ def gopher_quality_datatrove(doc: Text, cfg: GopherQualityConfig, metrics: dict[
         if failure is not None:
             return failure
 
-    failure = _symbol_failure(text, n_words, cfg)
+    failure = _symbol_failure(text, n_words, cfg, compat=True)
     if failure is not None:
         return failure
 
