@@ -226,3 +226,15 @@ def test_main_content_keeps_the_titled_element_whose_id_reads_as_boilerplate(kee
     article += "<p>Great post, visit my site for cheap flights and hotels in every city.</p>" * 5 + "</div></body>"
     text = extract_module.extract_resiliparse(article, keep_titled_content=keep)
     assert wanted in text and "cheap flights" not in text
+
+
+def test_the_normalisation_table_applied_per_replacement_is_str_translate() -> None:
+    import random
+
+    from pipeline.text import _NORMALISE_TABLE, _translate
+
+    rng = random.Random(0)
+    alphabet = [chr(code) for code in _NORMALISE_TABLE] + [*"ab \n\t\u00e9\u4e2d\u200c", "\r\n"]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert _translate(text) == text.translate(_NORMALISE_TABLE), repr(text)
