@@ -156,6 +156,10 @@ class PhoneDetector:
                 plus = candidate[0] == "+"
                 if not plus and "." in candidate and ("-" in candidate or " " in candidate or "/" in candidate):
                     continue
+                # after "+", a first digit 0 is no country code (``_country_code_ok``), unless "(0)" is dropped
+                # first: the "+0000 10.1.2.3", "+0100 …" of log and changelog timestamps
+                if plus and candidate.lstrip("+ (")[:1] == "0" and "(0)" not in candidate:
+                    continue
                 span = span_of(text, m.start(), m.end(), candidate)
                 if span:
                     yield span
