@@ -1,18 +1,21 @@
 """What each import deferred into a function saves: the CPU time its statement costs where it stands.
 
     python benchmarks/import_cost.py [--markdown | --json] [--repeats 3] [--jobs 2] [--only MODULE]
+    python benchmarks/import_cost.py --startup 7   # CPU-s of tokenmill --help and the recipe imports instead
 
 An AST scan of ``pipeline/``, ``training/`` and ``flows/`` finds every import statement inside a function (not
 under ``if TYPE_CHECKING:``). Each is classified: one that cannot move keeps a reason (an optional dependency that
 may be missing, an import that must run after something, or one whose hoisting would close an import cycle);
-every other one is measured. A measurement is what deferring saves: a fresh interpreter imports the enclosing
-module (its top-level imports; the benchmarks' offline environment set first), then forks one child per sample;
-each child executes the statement and reports its CPU and wall time. The median of ``--repeats`` children is the
-figure, except where the first child already takes over ``CERTAIN_MS`` (ten times the threshold: more samples
-cannot change the verdict, and these heavy imports are most of the run time): then that one sample. Statements
-of one module that import the same module (the same import in many functions) are measured once, together.
-The table is sorted by CPU ms; an import that saves under ``THRESHOLD_MS`` and has no reason is one to hoist
-(docs/imports.md).
+every other one is measured, and one under the threshold whose module the CLI's start-up loads (``STARTUP``) but
+whose target it does not keeps the reason "start-up": hoisted, it would be paid by every call.
+
+A measurement is what deferring saves: a fresh interpreter imports the enclosing module (its top-level imports;
+the benchmarks' offline environment set first), then forks one child per sample; each child executes the
+statement and reports its CPU and wall time. The median of ``--repeats`` children is the figure, except where
+the first child already takes over ``CERTAIN_MS`` (ten times the threshold: more samples cannot change the
+verdict, and these heavy imports are most of the run time): then that one sample. Statements of one module that
+import the same module (the same import in many functions) are measured once, together. The table is sorted by
+CPU ms; an import that saves under ``THRESHOLD_MS`` and has no reason is one to hoist (docs/imports.md).
 """
 
 from __future__ import annotations
@@ -342,6 +345,55 @@ def measure(found: list[Deferred], repeats: int, jobs: int) -> None:
         list(pool.map(run, sorted(by_module)))
 
 
+#: what every CLI call and every recipe load imports: a hoist must not add to them (docs/imports.md)
+STARTUP = {
+    "tokenmill --help": "import sys; sys.argv = ['tokenmill', '--help']; from flows.cli import main\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass",
+    "import pipeline.config": "import pipeline.config",
+    "import training.recipe": "import training.recipe",  # the first step of tokenmill curate/pipeline/ablate
+}
+
+
+def startup_modules() -> dict[str, set[str]]:
+    """The modules each start-up case loads, each in a fresh interpreter."""
+    loaded = {}
+    for case, code in STARTUP.items():
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            dump = f"\nimport json\nopen({out.name!r}, 'w').write(json.dumps(sorted(sys.modules)))"
+            prefix = f"import sys; sys.path[:0] = [{str(REPO / 'benchmarks')!r}]; import _common\n"
+            subprocess.run([sys.executable, "-c", prefix + code + dump], check=True, capture_output=True)
+            loaded[case] = set(json.loads(Path(out.name).read_text()))
+    return loaded
+
+
+def startup_cpu(repeats: int) -> list[dict]:
+    """CPU seconds (user + system) of each start-up case in a fresh interpreter: median, min, max of ``repeats``."""
+    table = []
+    for case, code in STARTUP.items():
+        prefix = f"import sys; sys.path[:0] = [{str(REPO / 'benchmarks')!r}]; import _common\n"
+        runs = []
+        for _ in range(repeats):
+            child = subprocess.Popen([sys.executable, "-c", prefix + code], stdout=subprocess.DEVNULL, cwd=REPO)
+            _, status, usage = os.wait4(child.pid, 0)
+            if status:
+                raise SystemExit(f"{case}: exit status {status}")
+            runs.append(usage.ru_utime + usage.ru_stime)
+        table.append({"case": case, "median": statistics.median(runs), "min": min(runs), "max": max(runs)})
+    return table
+
+
+def mark_startup(found: list[Deferred], loaded: dict[str, set[str]]) -> None:
+    """A cheap import that start-up does not load stays deferred in a module that start-up loads: hoisted, its
+    milliseconds would be added to every CLI call (the issue's condition: start-up costs do not grow)."""
+    for entry in found:
+        if entry.reason or entry.error or entry.cpu_ms is None or entry.cpu_ms >= THRESHOLD_MS:
+            continue
+        for case, modules in loaded.items():
+            if entry.module in modules and entry.target not in modules:
+                entry.reason = f"start-up: `{case}` imports {entry.module} but not {entry.target}"
+                break
+
+
 # ------------------------------------------------------------------------------------------ the table
 
 
@@ -361,14 +413,17 @@ def rows(found: list[Deferred]) -> list[dict]:
     for entry in found:
         row = merged.setdefault(
             (entry.module, entry.target),
-            {"module": entry.module, "import": entry.target, "names": [], "lines": [], "cpu_ms": entry.cpu_ms,
+            {"module": entry.module, "import": entry.target, "names": [], "functions": [], "cpu_ms": entry.cpu_ms,
              "wall_ms": entry.wall_ms, "loaded": entry.loaded, "samples": entry.samples, "verdict": verdict(entry)},
         )  # fmt: skip
         row["names"] = sorted(set(row["names"]) | set(entry.names))
-        row["lines"] = sorted(set(row["lines"]) | {entry.line})
+        row["functions"] = sorted(set(row["functions"]) | {entry.function})
         if entry.reason and row["verdict"] != entry.reason:  # one reasoned statement of a pair keeps the pair
             row["verdict"] = entry.reason
-    key = lambda row: (-(row["cpu_ms"] if row["cpu_ms"] is not None else 1e9), row["module"], row["import"])  # noqa: E731
+
+    def key(row: dict) -> tuple:  # the costliest first; the unmeasured (a reason) last
+        return (row["cpu_ms"] is None, -(row["cpu_ms"] or 0), row["module"], row["import"])
+
     return sorted(merged.values(), key=key)
 
 
@@ -382,9 +437,9 @@ def _ms(value: float | None) -> str:
 
 
 def print_table(table: list[dict], markdown: bool) -> None:
-    header = ["module", "imports", "names", "lines", "CPU ms", "wall ms", "n", "loaded", "verdict"]
+    header = ["module", "imports", "names", "functions", "CPU ms", "wall ms", "n", "loaded", "verdict"]
     body = [
-        [r["module"], r["import"], _names(r["names"], markdown), ",".join(map(str, r["lines"])), _ms(r["cpu_ms"]),
+        [r["module"], r["import"], _names(r["names"], markdown), _names(r["functions"], markdown), _ms(r["cpu_ms"]),
          _ms(r["wall_ms"]), str(r["samples"] or ""), "" if r["loaded"] is None else ("yes" if r["loaded"] else "no"),
          r["verdict"]]
         for r in table
@@ -417,17 +472,24 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="enclosing modules measured at once")
     parser.add_argument("--only", help="only enclosing modules starting with this")
     parser.add_argument("--no-measure", action="store_true", help="scan and classify only")
+    parser.add_argument("--startup", type=int, metavar="N", help="instead: CPU-s of each start-up case, N runs")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child, json.loads(sys.stdin.read()), args.repeats, args.out)
         return
+    if args.startup:
+        print("| start-up case | CPU-s median | min | max |\n|---|---:|---:|---:|")
+        for row in startup_cpu(args.startup):
+            print(f"| `{row['case']}` | {row['median']:.3f} | {row['min']:.3f} | {row['max']:.3f} |")
+        return
     found = scan()
     if args.only:
         found = [e for e in found if e.module.startswith(args.only)]
     if not args.no_measure:
         measure(found, args.repeats, args.jobs)
+        mark_startup(found, startup_modules())
     if args.json:
         print(json.dumps({"summary": summary(found), "entries": [asdict(e) for e in found]}, indent=1))
         return
