@@ -13,13 +13,17 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import re
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 import flows  # noqa: F401  (sets telemetry off before anything imports Prefect)
+import flows.commands as commands
 from flows.errors import os_error_message, print_error
+from flows.runtime import console
 from pipeline.errors import TokenmillError
 
 
@@ -78,9 +82,6 @@ def _plain_metavars() -> None:
     as ``--overwrite`` that take no value) and has no setting for it, so the one method that makes that label is
     wrapped; everything else about the help screen is typer's.
     """
-    import re
-
-    from typer.core import TyperArgument, TyperOption
 
     def plain(label: str | None) -> str | None:
         if label is None:
@@ -106,8 +107,6 @@ def _plain_metavars() -> None:
 
 
 def _register_commands() -> None:
-    import flows.commands as commands
-
     for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if module_info.name.startswith("_"):
             continue
@@ -117,8 +116,6 @@ def _register_commands() -> None:
 
 def _version(show: bool) -> None:
     if show:
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
             typer.echo(f"tokenmill {version('tokenmill')}")
         except PackageNotFoundError:  # a checkout used without installing it
@@ -171,7 +168,6 @@ def main() -> None:
     except Exception as error:  # the last line of defence of the console entry point
         if os.environ.get("TOKENMILL_DEBUG") == "1" or "--debug" in sys.argv[1:]:
             raise
-        from flows.runtime import console
         from pipeline.redact import default_redactor
 
         # the message may quote a document (a stage's error on its text): redacted like everything written

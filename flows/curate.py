@@ -21,6 +21,7 @@ import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_curation_artifacts
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.atomic import write_json_atomic
+from pipeline.dedup.config import DedupConfig
 from pipeline.ingest import IngestError, IngestLedger
 from pipeline.layout import RunLayout
 from pipeline.run import CurationSteps, curate_run, resolve_run
@@ -56,7 +57,6 @@ def with_index(recipe: Recipe, index: str | None) -> Recipe:
     """Turn dedup on (recipe defaults when the recipe has none) and point it at a persistent index."""
     if index is None:
         return recipe
-    from pipeline.dedup.config import DedupConfig
 
     dedup = recipe.stages.dedup or DedupConfig()
     index_cfg = dedup.index.model_dump() if dedup.index is not None else {}

@@ -16,24 +16,31 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_markdown, publish_stage_artifacts
 from flows.results import NOT_PERSISTED, PERSISTED, Persistence, must_refresh, synchronous
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
+from pipeline.curate.build import curation_fingerprint, curation_outputs_present
+from pipeline.curate.routing import routed_tokens
 from pipeline.dedup.config import DedupConfig
 from pipeline.errors import TokenmillError
 from pipeline.fingerprint import code_version, digest
 from pipeline.layout import RunLayout
 from pipeline.ownership import check_claim, claim
+from pipeline.report import add_section, demote_headings, rebase_images
+from pipeline.report.routed import routed_section
+from pipeline.run import prepare_run_dir, resolve_run, source_mix
+from pipeline.shards.format import ShardManifest
 from pipeline.tokenize.config import TokenizeConfig
+from pipeline.tokenize.report import shards_markdown
+from training.plan.laws import FIT_FILE, FITS
+from training.plan.options import PlanOptions, complete_from_train
 from training.recipe import Recipe, load_recipe
-
-if TYPE_CHECKING:
-    from training.plan.options import PlanOptions
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
@@ -81,8 +88,6 @@ class PlanRefused(TokenmillError, RuntimeError):
 
 def plan_options(recipe: Recipe) -> PlanOptions:
     """The recipe's ``plan:`` options, completed from the run: the shard manifest and the training model."""
-    from training.plan.options import PlanOptions, complete_from_train
-
     layout = RunLayout.at(recipe.output_dir)
     options = recipe.plan.model_dump() if recipe.plan is not None else {}
     options.setdefault("manifest", None)
@@ -95,8 +100,6 @@ def plan_options(recipe: Recipe) -> PlanOptions:
 
 def fit_file_text(fit: str) -> str | None:
     """The text of a ``plan: {fit: fit.json}`` file, so that a re-fitted law re-runs the plan stage."""
-    from training.plan.laws import FIT_FILE, FITS
-
     if fit in FITS:
         return None
     path = Path(fit)
@@ -117,9 +120,6 @@ def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
     gate = plan_gate(options)
     the_plan, problems = gate.plan, gate.problems
     if options.manifest and Path(options.manifest).is_file():  # the data section says what was mined (mode route)
-        from pipeline.curate.routing import routed_tokens
-        from pipeline.shards.format import ShardManifest
-
         routed = routed_tokens(ShardManifest.read(options.manifest))
         if routed:
             the_plan.data["routed_tokens"] = routed
@@ -169,10 +169,6 @@ def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report (the dedup section is the account task's) and the one funnel: raw
     records → documents → tokens → steps."""
     from flows.run_summary import funnel_numbers, run_summary
-    from pipeline.report import add_section, demote_headings, rebase_images
-    from pipeline.report.routed import routed_section
-    from pipeline.shards.format import ShardManifest
-    from pipeline.tokenize.report import shards_markdown
 
     layout = RunLayout.at(recipe.output_dir)
     if results.get("tokenize"):
@@ -208,14 +204,10 @@ class Progress:
     """A Prefect progress artifact advanced stage by stage (visible in the UI while the run goes on)."""
 
     def __init__(self, total: int):
-        from prefect.artifacts import create_progress_artifact
-
         self.total, self.done = max(total, 1), 0
         self.artifact_id = synchronous(create_progress_artifact(progress=0.0, description="pipeline stages done (%)"))
 
     def advance(self) -> None:
-        from prefect.artifacts import update_progress_artifact
-
         self.done += 1
         update_progress_artifact(artifact_id=self.artifact_id, progress=min(100.0, 100.0 * self.done / self.total))
 
@@ -223,16 +215,12 @@ class Progress:
 @flow(name="pipeline", log_prints=True)
 def pipeline(recipe: str, output: str | None = None, force: bool = False) -> dict[str, Any]:
     """Run a recipe end to end; stages whose config, inputs and code are unchanged come back ``Cached``."""
-    from pipeline.run import resolve_run
-
     resolved = resolve_run(load_recipe(recipe), None, output)
     with RunLayout.at(resolved.output_dir).lock("pipeline"):  # a second run into the same folder is refused at once
         return _pipeline_locked(resolved, force)
 
 
 def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
-    from pipeline.run import prepare_run_dir
-
     logger = get_run_logger()
     layout = prepare_run_dir(resolved, command="pipeline")
     logger.info("run directory %s", layout.root)
@@ -268,8 +256,6 @@ def _pipeline_locked(resolved: Recipe, force: bool) -> dict[str, Any]:
 
 def _curate_sources(resolved: Recipe, layout: RunLayout, progress: Progress) -> str:
     """Curate every source (each its own cached task); return the key the stages after it build on."""
-    from pipeline.curate.build import curation_fingerprint, curation_outputs_present
-
     curate_keys = {}
     for source in resolved.sources:
         key = digest("curate", curation_fingerprint(resolved, source))
@@ -303,8 +289,6 @@ def _tokenize_plan_train(
 ) -> dict[str, Any]:
     """Tokenize, then plan and train when the recipe asks: each stage's cache key chains the one before it, so a
     changed tokenizer setting re-plans and re-trains, a changed training setting only re-trains."""
-    from pipeline.run import source_mix
-
     results: dict[str, Any] = {}
     key = digest(
         "tokenize",

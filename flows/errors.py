@@ -11,6 +11,8 @@ modules import it when ``tokenmill`` registers them, so it must not cost ``token
 
 from __future__ import annotations
 
+import errno as errno_names
+
 from pipeline.errors import TokenmillError
 
 
@@ -49,8 +51,6 @@ def os_error_message(error: OSError, output: str | None = None) -> str:
     The path is the error's own (``filename``), else the command's ``--output`` (a full disk in the middle of a
     write names no file). Work already finished is kept by every command (completed ranks, stage fingerprints),
     so once the cause is gone the same command resumes."""
-    import errno as errno_names
-
     name = errno_names.errorcode.get(error.errno or -1, "")
     cause = error.strerror or str(error) or type(error).__name__
     cause = f"{cause} ({name})" if name else cause

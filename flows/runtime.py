@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -71,8 +72,6 @@ def _profile_api_url() -> str | None:
     ``$PREFECT_HOME/profiles.toml``, else ``~/.prefect/profiles.toml`` when it exists, else the bundled one;
     the active profile is ``PREFECT_PROFILE`` or the file's ``active``; a missing file or profile means the
     bundled default profile (``ephemeral``: no URL). A test for each case compares with Prefect itself."""
-    import importlib.util
-
     spec = importlib.util.find_spec("prefect")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -9,6 +9,7 @@ top-level ``scaling`` and shadow any package of that name.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -41,7 +42,6 @@ def fit_task(config: dict[str, Any], plan_options: dict[str, Any] | None) -> dic
 def ladder(config: dict[str, Any], plan_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train the ladder ``config`` describes (``LadderConfig`` fields: shards, output, widths, …), fit the law
     and write the report; ``plan_options`` (``PlanOptions`` fields) is the team's plan to redo with the fit."""
-    from pathlib import Path
 
     from training.ladder import REPORT_MD, load_ladder_config, plan_ladder, prepare_output
 

@@ -8,11 +8,13 @@ tokenize do not import curation to get it.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import multiprocess
 from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
@@ -67,8 +69,6 @@ def preload_forkserver(pipeline: list) -> list[str]:
     what this process's pipelines need (``FORKSERVER_PRELOAD`` plus the modules of this pipeline's steps). A
     forkserver already running keeps its list (the setting is a hint, as ``multiprocess`` says).
     """
-    import multiprocess
-
     modules = ["__main__", *FORKSERVER_PRELOAD]
     modules += sorted({type(step).__module__ for step in pipeline} - {"builtins", "__main__"})
     modules += [m for step in pipeline for m in getattr(step, "forkserver_preload", ())]  # e.g. a loaded model
@@ -209,8 +209,6 @@ def executor_factory(
 
 def ensure_ray(address: str | None) -> None:
     """Connect to a Ray cluster (``address``) or start a local instance; datatrove expects one running."""
-    import os
-
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 

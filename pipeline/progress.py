@@ -30,6 +30,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import datatrove.executor.base as base
+from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
+from loguru._better_exceptions import ExceptionFormatter
+
 from pipeline.atomic import write_json_atomic
 from pipeline.local_executor import GuardedLocalExecutor
 from pipeline.redact import redact_name, save_executor_json
@@ -316,8 +320,6 @@ def _quiet_add_task_logger(logging_dir, rank: int, local_rank: int = 0, node_ran
     INFO: the per-rank pipeline and stats blocks still go to ``logs/task_<rank>.log``. The console line of a
     rank's error carries no traceback (the log file keeps it): the command prints the error once, as one line
     (``flows.cli``), and a full disk is no reason for a page of frames."""
-    from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger
-
     logger.remove()
     # backslashreplace: datatrove logs each input file's name, and one that is not UTF-8 must not break the log
     logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w", errors="backslashreplace")
@@ -338,16 +340,12 @@ def _quiet_add_task_logger(logging_dir, rank: int, local_rank: int = 0, node_ran
 
 
 def _quiet_close_task_logger(logfile) -> None:
-    from datatrove.utils.logging import logger
-
     logger.complete()
     _quiet_default_logger()
     logfile.close()
 
 
 def _quiet_default_logger() -> None:
-    from datatrove.utils.logging import DATATROVE_COLORIZE_LOGS, logger
-
     logger.remove()
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="WARNING", diagnose=False)
 
@@ -359,8 +357,6 @@ def _cache_loguru_lib_dirs() -> None:
     of every install scheme (``_get_lib_dirs``: 3.6 ms); datatrove and the quiet loggers here add three to
     five sinks per rank and per executor run, ~0.12 CPU-s of a 20-document ``tokenmill curate`` (py-spy). The
     list depends only on ``sys.path`` and the interpreter, which a run does not change."""
-    from loguru._better_exceptions import ExceptionFormatter
-
     original = ExceptionFormatter.__dict__.get("_get_lib_dirs")
     if isinstance(original, staticmethod) and not getattr(original.__func__, "_tokenmill_cached", False):
         cached = functools.cache(original.__func__)
@@ -382,8 +378,6 @@ def quiet_datatrove() -> Iterator[None]:
     when ``workers`` is 1, inside the executor's own use).
     """
     global _quiet_depth
-    import datatrove.executor.base as base
-    from datatrove.utils.logging import setup_default_logger
 
     if _quiet_depth:
         _quiet_depth += 1

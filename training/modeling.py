@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
 from pipeline.shards.format import ShardManifest
-from training.models import COUNTED_KEYS
+from training.models import COUNTED_KEYS, ModelError, llama_kwargs, load_shape
 
 if TYPE_CHECKING:
     import torch
@@ -128,8 +129,6 @@ def model_num_layers(config: TrainConfig) -> int:
 
 def _hf_config_dict(config: TrainConfig) -> dict[str, Any]:
     """The architecture as a dict: preset/YAML → LlamaConfig kwargs; folder/config.json → its config.json."""
-    from training.models import ModelError, llama_kwargs
-
     spec = config.model or (config.init_from if config.init_from else "tiny")
     path = Path(spec).expanduser()
     if config.init_from and spec == config.init_from:
@@ -152,8 +151,6 @@ def architecture(config: TrainConfig, tokenizer: ShardsTokenizer) -> tuple[dict[
 
     Used by the gate (plan) before anything is allocated, and by ``build_model``.
     """
-    from training.models import ModelError, load_shape
-
     assert config.seq_len is not None, "resolve the config first"
     data = _hf_config_dict(config)
     if config.init_from:
@@ -227,8 +224,6 @@ def _apply_liger(data: dict[str, Any]) -> None:
 def copy_tokenizer(tokenizer: ShardsTokenizer, target: Path) -> None:
     """Copy the shards' tokenizer files as they are, so the exported model's tokenizer.json keeps the hash
     the manifest recorded (``save_pretrained`` would re-serialise it and break the ``init_from`` check)."""
-    import shutil
-
     target.mkdir(parents=True, exist_ok=True)
     for name in TOKENIZER_FILES:
         source = tokenizer.folder / name

@@ -26,6 +26,7 @@ Parameter counts are taken from the CSV as given; docs/scaling.md says which cou
 from __future__ import annotations
 
 import csv
+import ctypes
 import itertools
 import json
 import math
@@ -199,7 +200,6 @@ def _one_blas_thread():
     this but is not a dependency; this looks up the OpenBLAS libraries already loaded into the process and
     does nothing when there are none.
     """
-    import ctypes
 
     import scipy.optimize  # noqa: F401  (loads scipy's OpenBLAS, so that it is found below)
 

@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pipeline.errors import TokenmillError
 from pipeline.ownership import record_of, remove_owned
 from pipeline.shards.format import ShardError, ShardManifest
@@ -47,7 +49,6 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.devic
 
 def read_batch(reader: ShardWindows, start: int, size: int, device: torch.device) -> torch.Tensor:
     """Windows ``start`` … ``start + size - 1`` of ``reader`` as one int64 batch on ``device``."""
-    import numpy as np
     import torch
 
     rows = np.stack([reader[i] for i in range(start, start + size)]).astype(np.int64)

@@ -21,6 +21,7 @@ a few microseconds per micro-batch against milliseconds of GPU work, so no DataL
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -511,8 +512,6 @@ def _finish(run: Run, say: Say, stopped: str | None, row: dict[str, Any], eval_r
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m training.train CONFIG [--force]`` — what ``accelerate launch`` runs on every process."""
-    import argparse
-
     offline()  # hub offline, telemetry off
     parser = argparse.ArgumentParser(prog="python -m training.train")
     parser.add_argument("config", help="train config YAML")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import typer
@@ -29,8 +31,6 @@ def ablate_command(
 ) -> None:
     """Does curation help? Train raw (read + extract only) and curated arms on equal tokens with the same
     tokenizer, model and seeds; compare bits per byte on references neither arm was filtered toward."""
-    import json
-    import sys
 
     from pipeline import progress
     from pipeline.config import RecipeError

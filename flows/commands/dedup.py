@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 
 from flows.errors import CommandError
 from flows.model_options import options_from
 from flows.options import check_prefect_mode, id_key_option, prefect_option, text_key_option
-from flows.runtime import console
-from pipeline.dedup.config import DedupConfig
+from flows.runtime import console, prefect_backend
+from pipeline.dedup.config import DedupConfig, recipe_dedup_settings
 from pipeline.errors import TokenmillError
 
 
@@ -99,7 +100,6 @@ def dedup(
 
 def _settings(recipe: Path | None, priority: list[str] | None, workers: int) -> tuple[dict, dict[str, int], dict]:
     """Dedup settings, source priorities and the executor: the recipe's (when given), then ``--priority``."""
-    from pipeline.dedup.config import recipe_dedup_settings
     from training.recipe import load_recipe
 
     settings: dict = {}
@@ -148,7 +148,6 @@ def _index_settings(
 
 def _check(settings: dict, input: Path) -> None:  # noqa: A002
     """Refuse invalid settings and a missing input before anything runs (exit 2)."""
-    from pydantic import ValidationError
 
     from pipeline.config import format_validation_error
 
@@ -164,7 +163,6 @@ def _run(job: dict[str, Any], prefect: str) -> dict[str, Any]:
     """The dedup ``job`` (the ``dedup`` flow's parameters): the flow's own sequence (``flows.dedup_job``) in this
     process without a Prefect backend, else through the flow, which runs that sequence with its steps as tasks."""
     from flows.dedup_job import dedup_job
-    from flows.runtime import prefect_backend
     from pipeline import progress
 
     try:
@@ -193,7 +191,6 @@ def print_summary(result) -> None:  # a pipeline.dedup.result.DedupResult
     index matches and any accounting problem."""
     from rich.table import Table
 
-    from flows.runtime import console
     from pipeline.dedup.result import DEDUP_COLUMNS, dedup_source_rows
 
     table = Table(title="dedup")

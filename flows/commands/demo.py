@@ -93,7 +93,6 @@ def record_demo(output: str, sample_dir: str, info, prompt: str, generated: str 
 def maybe_ablate(recipe_path: str, console) -> str | None:
     """Run ``tokenmill ablate`` on the demo recipe when its ``ablate: {enabled: true}`` asks for it (on in
     configs/demo.yaml: the largest part of the demo's time); print the table."""
-    from pathlib import Path
 
     from pipeline import progress
     from training.ablate import load_ablate_config, render_report, run_ablation

@@ -3,6 +3,8 @@ likelihoods, offline (training/evals/, docs/evals.md)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import typer
@@ -29,8 +31,6 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json", help="print the report as one JSON object"),
 ) -> None:
     """Evaluate a model offline: bpb on your reference sets, accuracy and per-choice bpb on packaged tasks."""
-    import json
-    import sys
 
     from training.ablate import read_reference, reference_name
     from training.evals.run import evaluate_model, render

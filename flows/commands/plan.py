@@ -8,9 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 
 from flows.model_options import options_from
-from training.plan.options import PlanOptions
+from training.gpus import GIB
+from training.plan.options import PlanOptions, load_plan_options, plan_from_options
+from training.plan.planner import check
+from training.units import PlanError, human, per_param
 
 
 def register(app: typer.Typer) -> None:
@@ -32,9 +36,6 @@ def plan_command(
     strict: bool = typer.Option(False, "--check", help="exit 1 when check() finds blocking problems"),
 ) -> None:
     """Check a planned LLM against a Chinchilla compute/data budget: FLOPs, optimal N/D, memory, time, verdict."""
-    from training.plan.options import load_plan_options, plan_from_options
-    from training.plan.planner import check
-
     overrides = overrides or {}
     # a PlanError (a bad flag, file or budget) goes to flows.cli's one handler: the error line, exit 2
     options = load_plan_options(recipe, overrides) if recipe is not None else _validate_flags(PlanOptions, overrides)
@@ -57,10 +58,6 @@ def plan_command(
 
 
 def _validate_flags(model_cls: Any, overrides: dict[str, Any]) -> Any:
-    from pydantic import ValidationError
-
-    from training.units import PlanError
-
     try:
         return model_cls.model_validate(overrides)
     except ValidationError as error:
@@ -75,9 +72,7 @@ def _print_summary(result: Any, blocking: list[str]) -> None:
     from rich.table import Table
 
     from pipeline.console import make_console
-    from training.gpus import GIB
     from training.plan.report import flops_convention, memory_verdict, suggestion_label
-    from training.units import human, per_param
 
     console = make_console(stderr=False)
     table = Table(show_header=False, box=None, pad_edge=False)

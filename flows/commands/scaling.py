@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -32,8 +34,6 @@ def fit_command(
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
 ) -> None:
     """Fit the law by Chinchilla's Approach 3 (Huber loss on log residuals, L-BFGS-B from a 2,700-point grid)."""
-    import json
-    import sys
 
     from training.scaling import fit_runs, read_runs, summary_lines, write_fit
 
@@ -91,8 +91,6 @@ def ladder_command(
 ) -> None:
     """Train a ladder of small Llama-style models (WSD trunks, cool-down branches), fit L(N, D) to their held-out
     losses and report the law, its compute-optimal frontier and the plan it implies. Rerunning resumes."""
-    import json
-    import sys
 
     from pipeline import progress
     from training.ladder import load_ladder_config, run_ladder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,7 +170,6 @@ def verify(
     input_path: Path | None = typer.Option(None, "--input", "-i", help="the tokenized input, to prove the round trip"),
 ) -> None:
     """Check every shard and decode every document; with --input, compare with the input texts."""
-    import json
 
     from pipeline.console import make_console
     from pipeline.tokenize.verify import verify_shards

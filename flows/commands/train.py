@@ -9,7 +9,7 @@ import typer
 
 from flows.errors import CommandError
 from flows.model_options import options_from
-from training.config import TrainConfig
+from training.config import TrainConfig, load_train_config
 
 if TYPE_CHECKING:
     from training.report import TrainSummary
@@ -48,7 +48,6 @@ def train_command(
 ) -> None:
     """Pre-train (or continue pre-training) a Llama-style model on token shards, gated by the budget check."""
     from pipeline.console import make_console
-    from training.config import load_train_config
     from training.launch import LaunchFailed, launch_training
     from training.steps import TrainingDiverged
 

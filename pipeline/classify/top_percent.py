@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from datatrove.data import Document
 
 from pipeline.atomic import atomic_open
 from pipeline.base import Drop, drop_row
@@ -322,8 +323,6 @@ def _split_file(
 
 
 def _drop_row(doc: dict[str, Any], source: str, rule: TopPercentRule, cutoff: float | None) -> dict[str, Any]:
-    from datatrove.data import Document
-
     metadata = dict(doc.get("metadata") or {})
     metadata.setdefault("source", source)
     document = Document(text=doc.get("text") or "", id=str(doc.get("id")), metadata=metadata)

@@ -18,7 +18,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import Ledger
 from pipeline.curate.classify import ClassifyStage
-from pipeline.curate.decontaminate import DecontaminateStage
+from pipeline.curate.decontaminate import DecontaminateStage, index_fingerprint
 from pipeline.curate.extract import ExtractStage
 from pipeline.curate.language import LanguageStage
 from pipeline.curate.pii import PIIStage
@@ -27,6 +27,7 @@ from pipeline.curate.routing import ROUTED_PREFIX, RouteWriter, clear_routed_fro
 from pipeline.curate.toxicity import ToxicityStage
 from pipeline.executor import build_executor
 from pipeline.fingerprint import code_version, digest, input_listing, read_fingerprint, write_fingerprint
+from pipeline.jsonl_writer import GZIP3, DocumentWriter
 from pipeline.layout import RunLayout
 from pipeline.ownership import record_of, remove_owned
 from pipeline.read import build_reader
@@ -59,8 +60,6 @@ def build_stages(stages_cfg: StagesConfig, drops_dir: str) -> list[PipelineStep]
 def build_source_pipeline(
     recipe: CurationRecipe, source: SourceConfig, layout: RunLayout, input_path: str | None = None
 ) -> list[PipelineStep]:
-    from pipeline.jsonl_writer import GZIP3, DocumentWriter
-
     reader = build_reader(source, input_path)
     writer = DocumentWriter(str(layout.curated(source.name)), output_filename="${rank}.jsonl.gz", compression=GZIP3)
     stages = build_stages(recipe.stages_for(source), str(layout.dropped(source.name)))
@@ -145,8 +144,6 @@ def curation_fingerprint(
     ]
     decontaminate = recipe.stages_for(source).decontaminate
     if decontaminate is not None:  # an eval set edited in place (same path) must re-curate, not resume
-        from pipeline.curate.decontaminate import index_fingerprint
-
         parts.append(index_fingerprint(decontaminate))
     return digest("curate", *parts)
 

@@ -44,6 +44,7 @@ metadata, so two classifiers with the same label names overwrite each other; it 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,6 @@ def pareto_draw(seed: int, doc_id: str, alpha: float) -> float:
     """A Pareto (Lomax) variate as ``numpy.random.pareto(alpha)`` draws it, ``(1 - U) ** (-1 / alpha) - 1``, with
     U uniform in [0, 1) taken from a BLAKE2 hash of (seed, document id): the same document always gets the same
     draw, whichever rank or rerun scores it."""
-    import hashlib
-
     digest = hashlib.blake2b(f"{seed}\0{doc_id}".encode(), digest_size=8).digest()
     uniform = int.from_bytes(digest, "big") / 2**64
     return (1.0 - uniform) ** (-1.0 / alpha) - 1.0

@@ -38,6 +38,7 @@ import json
 import logging
 import re
 import string
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -400,7 +401,6 @@ class DecontaminateStage(AccountedStep):
         if EvalIndex.load(path) is None:
             if path.exists():
                 logger.warning("%s does not match its content hash (%s): rebuilt", path, checked_arrays.card_path(path))
-            import time
 
             started = time.process_time()
             index = EvalIndex(self.config)

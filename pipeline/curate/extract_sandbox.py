@@ -12,6 +12,7 @@ is answered by ``TimeoutError`` and a page during which the child died by ``EOFE
 
 from __future__ import annotations
 
+import platform
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,6 @@ class BatchSandbox(ExtractorSandbox):
     """``ExtractorSandbox`` with ``process_batch`` (module docstring); ``process_document`` still works."""
 
     def _worker(self, conn, extract_fn):  # noqa: ANN001, ANN202 - datatrove's signature
-        import platform
 
         if platform.system() == "Linux":
             self.set_oom_score_adj(1000)

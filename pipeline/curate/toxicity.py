@@ -42,10 +42,12 @@ let every document of a run through unchecked.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from datatrove.data import Document
 
 from pipeline.base import AccountedStep, Drop
@@ -71,8 +73,6 @@ class BundledScorer:
     """
 
     def __init__(self) -> None:
-        import importlib.util
-
         try:
             import joblib
             from sklearn.exceptions import InconsistentVersionWarning
@@ -113,7 +113,6 @@ class BundledScorer:
         ~3 KB GCIDE documents, benchmarks/toxicity_eval.py: 0.19 of 0.46 CPU-s per 1,000 went to the second pass).
         ``texts`` only says which documents are empty (they score 0).
         """
-        import numpy as np
         from scipy import sparse
         from sklearn.feature_extraction.text import CountVectorizer
         from sklearn.preprocessing import normalize

@@ -7,6 +7,7 @@ Public entry points are imported lazily so that ``pipeline.config`` can import `
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from pipeline.dedup.config import DedupConfig, IndexConfig, RedisConfig
@@ -27,7 +28,5 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(name)

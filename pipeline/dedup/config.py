@@ -9,6 +9,8 @@ verified: it only counts when its estimated Jaccard reaches ``threshold``.
 
 from __future__ import annotations
 
+import ipaddress
+import os
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -24,8 +26,6 @@ REDIS_PASSWORD_ENV = "TOKENMILL_REDIS_PASSWORD"
 
 def is_loopback(host: str) -> bool:
     """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``); a host name is not resolved."""
-    import ipaddress
-
     if host.lower() in ("localhost", "localhost.localdomain", "ip6-localhost"):
         return True
     try:
@@ -71,8 +71,6 @@ class RedisConfig(StrictModel):
 
     def password(self) -> str | None:
         """The password from the environment (``None``: the variable is unset or empty)."""
-        import os
-
         return os.environ.get(self.password_env) or None
 
 

@@ -11,6 +11,7 @@ A document without ``metadata.source`` gets the name of its sub-folder (curated 
 
 from __future__ import annotations
 
+import glob
 import os
 from dataclasses import dataclass
 
@@ -99,8 +100,6 @@ class DedupInput:
 
     def list_files(self) -> dict[str, list[str]]:
         """Input files per format (sorted, relative to ``folder``)."""
-        import glob
-
         found: dict[str, list[str]] = {}
         if not os.path.isdir(self.folder):
             return found

@@ -29,7 +29,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline.accounting import balance_problem
 from pipeline.atomic import write_json_atomic
-from pipeline.dedup import memory
+from pipeline.dedup import memory, store
 from pipeline.dedup.buckets import DedupBucketStep, DedupExactStep
 from pipeline.dedup.cluster import DedupStateError, run_clustering
 from pipeline.dedup.config import DedupConfig, IndexConfig
@@ -40,6 +40,7 @@ from pipeline.dedup.io import DedupInput
 from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
 from pipeline.dedup.result import DedupResult, SourceCounts
 from pipeline.dedup.signatures import DedupSignatureStep, SignatureSet
+from pipeline.jsonl_writer import DocumentWriter
 from pipeline.lock import hold
 from pipeline.ownership import claim, record_of, remove_owned
 from pipeline.read.common import source_name_for
@@ -321,8 +322,6 @@ def dedup_cluster(
 
 
 def dedup_filter(plan: DedupPlan, executor_factory: ExecutorFactory) -> None:
-    from pipeline.jsonl_writer import DocumentWriter
-
     readers = plan.source.readers(plan.stage_dir)
     if not readers:
         return
@@ -353,8 +352,6 @@ def _kept_count(plan: DedupPlan, signatures: SignatureSet) -> int:
 def _kept_chunks(plan: DedupPlan, signatures: SignatureSet):
     """This run's kept documents for the index as (signatures, exact, names) chunks, rank by rank: one chunk
     of rows in memory (the index update streams; before, it held ~1.3 KB per kept document)."""
-    from pipeline.dedup import store
-
     for rank in range(plan.tasks):
         paths = signatures.paths(rank)
         decisions = iter_decisions(plan.path("clusters", "decisions"), rank)

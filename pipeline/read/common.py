@@ -22,9 +22,11 @@ lines. ``_ZstdReader`` checks the frame really ended and raises ``EOFError`` lik
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import datetime
 import io
+import lzma
 import math
 import os
 import re
@@ -188,12 +190,8 @@ def open_decompressed(folder: DataFolder, path: str) -> IO[bytes] | io.BufferedI
     if lower.endswith((".zst", ".zstd")):
         return io.BufferedReader(_ZstdReader(raw), buffer_size=CHUNK)
     if lower.endswith(".bz2"):
-        import bz2
-
         return bz2.BZ2File(raw, "rb")
     if lower.endswith(".xz"):
-        import lzma
-
         return lzma.LZMAFile(raw, "rb")
     return raw
 

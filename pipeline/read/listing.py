@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from datatrove.data import Document, DocumentsPipeline
 
+from pipeline.atomic import atomic_open
 from pipeline.layout import LOCK_NAME, RUN_HEADER
 from pipeline.ownership import RECORD_NAME
 
@@ -140,8 +141,6 @@ def readable_files(data_folder, names: list[str]) -> list[str]:
 
 def write_paths_file(path: str, names: list[str]) -> None:
     """A datatrove ``paths_file`` (one name a line) that keeps a name that is not UTF-8 as its own bytes."""
-    from pipeline.atomic import atomic_open
-
     with atomic_open(path, "w", errors="surrogateescape") as handle:
         handle.write("".join(name + "\n" for name in names))
 

@@ -31,6 +31,7 @@ from pipeline.atomic import write_json_atomic
 from pipeline.errors import TokenmillError
 from pipeline.executor import preload_forkserver
 from pipeline.fingerprint import sha256_file
+from pipeline.local_executor import GuardedLocalExecutor
 from pipeline.lock import hold
 from pipeline.ownership import RunRecord, claim, remove_owned
 from pipeline.read.listing import write_paths_file
@@ -222,8 +223,6 @@ def _encode(
     if executor_factory is not None:
         executor = executor_factory(pipeline, logging_dir, tasks)
     else:
-        from pipeline.local_executor import GuardedLocalExecutor
-
         workers = tasks if config.workers == -1 else min(config.workers, tasks)
         if workers > 1:
             preload_forkserver(pipeline)

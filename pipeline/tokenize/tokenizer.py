@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -165,7 +166,6 @@ def save_tokenizer(
 def _write_transformers_config(tokenizer: Tokenizer, target: Path, folder: Path, eos_token: str) -> None:
     """``tokenizer_config.json`` (+ special tokens map) from transformers, leaving tokenizer.json untouched
     (``save_pretrained`` would re-serialise it and change its hash)."""
-    import tempfile
 
     from transformers import PreTrainedTokenizerFast
 
