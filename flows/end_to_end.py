@@ -24,6 +24,7 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 import flows  # noqa: F401  (telemetry off before Prefect loads)
 from flows.artifacts import publish_markdown, publish_stage_artifacts
 from flows.results import NOT_PERSISTED, PERSISTED, Persistence, must_refresh, synchronous
+from flows.run_summary import funnel_numbers, run_summary
 from flows.tasks import account_and_report_task, curate_source_task, dedup_task, tokenize_task
 from pipeline.curate.build import curation_fingerprint, curation_outputs_present
 from pipeline.curate.routing import routed_tokens
@@ -38,8 +39,10 @@ from pipeline.run import prepare_run_dir, resolve_run, source_mix
 from pipeline.shards.format import ShardManifest
 from pipeline.tokenize.config import TokenizeConfig
 from pipeline.tokenize.report import shards_markdown
+from training.plan.gate import plan_gate
 from training.plan.laws import FIT_FILE, FITS
 from training.plan.options import PlanOptions, complete_from_train
+from training.plan.report import write_report
 from training.recipe import Recipe, load_recipe
 
 DETERMINISTIC_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
@@ -112,9 +115,6 @@ def fit_file_text(fit: str) -> str | None:
 
 @task(name="plan", **STAGE_TASK)
 def plan_stage(recipe: Recipe, force: bool, cache_key: str) -> dict[str, Any]:
-    from training.plan.gate import plan_gate
-    from training.plan.report import write_report
-
     layout = RunLayout.at(recipe.output_dir)
     options = plan_options(recipe)
     gate = plan_gate(options)
@@ -168,8 +168,6 @@ def set_aside_other_training(output: Path, cache_key: str) -> Path | None:
 def report_stage(recipe: Recipe, results: dict[str, Any]) -> str:
     """Add the later stages to the report (the dedup section is the account task's) and the one funnel: raw
     records → documents → tokens → steps."""
-    from flows.run_summary import funnel_numbers, run_summary
-
     layout = RunLayout.at(recipe.output_dir)
     if results.get("tokenize"):
         manifest = ShardManifest.from_dict(results["tokenize"])  # the tokenize task returns the manifest's JSON

@@ -19,7 +19,9 @@ from datatrove.pipeline.base import PipelineStep
 
 from pipeline import progress
 from pipeline.local_executor import GuardedLocalExecutor
+from pipeline.ray_engine import UsageRayExecutor
 from pipeline.redact import save_executor_json
+from pipeline.slurm import WaitingSlurmExecutor
 from pipeline.usage import RecordsUsage
 
 if TYPE_CHECKING:  # read, never built, here: the recipe (pipeline.config) sits above the stages that run ranks
@@ -118,7 +120,6 @@ def build_executor(
         return _slurm_executor(config, pipeline, tasks, workers, logging_dir, job_name, depends)
     ray_cfg = config.ray
     ensure_ray(ray_cfg.address if ray_cfg else None)
-    from pipeline.ray_engine import UsageRayExecutor
 
     return UsageRayExecutor(
         pipeline=pipeline,
@@ -157,8 +158,6 @@ def _slurm_executor(
     depends: Any,
 ) -> Any:
     """A Slurm job array as the recipe's ``executor.slurm`` describes (the caller waits for it to finish)."""
-    from pipeline.slurm import WaitingSlurmExecutor
-
     slurm = config.slurm
     assert slurm is not None  # validated by ExecutorConfig
     return WaitingSlurmExecutor(

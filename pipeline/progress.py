@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import datatrove.executor.base as base
+from datatrove.pipeline.readers.base import BaseReader
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
 from loguru._better_exceptions import ExceptionFormatter
 
@@ -400,8 +401,6 @@ def quiet_datatrove() -> Iterator[None]:
 
 
 def _is_reader(step: Any) -> bool:
-    from datatrove.pipeline.readers.base import BaseReader
-
     return isinstance(step, BaseReader)
 
 

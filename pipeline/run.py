@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pipeline.tokenize.run as tokenize_run  # called through the module: tests replace run_tokenize there
 from pipeline.accounting import SourceAccount, account_source, check_accounts
 from pipeline.atomic import write_json_atomic
+from pipeline.classify.top_percent import clear_outputs as clear_top_percent_outputs
+from pipeline.classify.top_percent import run_top_percent, top_percent_rules
 from pipeline.config import CurationRecipe, RecipeError, dump_recipe
 from pipeline.config_base import expand_home
 from pipeline.curate.build import curate_source
@@ -147,9 +149,6 @@ def prepare_run_dir(recipe: CurationRecipe, overwrite: bool = False, command: st
     tokenmill (``pipeline.ownership``) is refused before anything is deleted or written, with or without
     ``overwrite``.
     """
-    from pipeline.classify.top_percent import clear_outputs as clear_top_percent_outputs
-    from pipeline.classify.top_percent import top_percent_rules
-
     cuts = top_percent_rules(recipe)  # a contradictory recipe fails here, before anything is written
     layout = RunLayout.at(recipe.output_dir)
     layout.claim(command)  # a folder tokenmill did not create is refused here, before anything is deleted
@@ -179,8 +178,6 @@ def run_whole_run_passes(recipe: CurationRecipe, layout: RunLayout) -> TopPercen
     (``tokenmill curate``, the curate flow, the ``pipeline`` flow, the demo), so none can skip it; it resumes
     (``pipeline.classify.top_percent``), so running it again on a finished run only re-reads the scores.
     """
-    from pipeline.classify.top_percent import run_top_percent
-
     return run_top_percent(recipe, layout)
 
 

@@ -41,9 +41,11 @@ from pydantic import Field, ValidationError, field_validator
 
 from pipeline.config_base import StrictModel
 from pipeline.errors import TokenmillError
+from pipeline.layout import RunLayout
 from pipeline.lock import hold
 from pipeline.ownership import claim, record_of, remove_owned
 from pipeline.shards.format import MANIFEST, ShardManifest
+from pipeline.tokenize.config import TokenizeConfig
 from training.ablate_report import AblationReport, render_report, spread, summarise, summarise_tasks, verdict
 
 __all__ = ["render_report", "spread", "verdict"]  # the report's functions, imported from here by older callers
@@ -117,7 +119,6 @@ def curate_arm(recipe: Any) -> dict[str, Path]:
     """Curate (and dedup) one arm's recipe; return each source's folder of kept documents."""
     from pipeline.curate.build import curate_source
     from pipeline.executor import executor_factory
-    from pipeline.layout import RunLayout
     from pipeline.run import prepare_run_dir, run_dedup_stage, write_curation_report
 
     with RunLayout.at(recipe.output_dir).lock():  # as the pipeline does: a second ablation here is refused
@@ -246,7 +247,6 @@ def training_documents(kept: dict[str, Path], target: Path, ids: set[str], keys:
 def tokenize_arm(recipe: Any, docs: Path, shards: Path, tokenizer: Path | None) -> ShardManifest:
     """Tokenize an arm's training documents with the recipe's mix; ``tokenizer``: reuse it (the raw arm)."""
     from pipeline.run import source_mix
-    from pipeline.tokenize.config import TokenizeConfig
     from pipeline.tokenize.run import run_tokenize
 
     base = recipe.stages.tokenize.model_dump() if recipe.stages.tokenize is not None else {}

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import TokenmillError
+from pipeline.fingerprint import sha256_file
 from pipeline.shards.format import ShardManifest
 from training.models import COUNTED_KEYS, ModelError, llama_kwargs, load_shape
 
@@ -88,8 +89,6 @@ def resolve_init_from(spec: str) -> Path:
 
 def check_tokenizer(model_dir: Path, tokenizer: ShardsTokenizer, shards: str | Path) -> None:
     """Refuse shards that were not encoded with the base model's tokenizer (sha256 of tokenizer.json)."""
-    from pipeline.fingerprint import sha256_file
-
     file = model_dir / "tokenizer.json"
     fix = f"re-tokenize with `tokenmill tokenize --tokenizer {model_dir}` and train on those shards"
     if not file.is_file():

@@ -41,6 +41,7 @@ from training.branch import branch_inherit, branch_point, check_branch
 from training.checkpoint import CheckpointMismatch, StopRequest, check_resume, find_latest, save_checkpoint
 from training.config import TrainConfig, TrainConfigError, dump_train_config, load_train_config
 from training.data import ShardWindows
+from training.evals.run import evaluate_model
 from training.gpus import detect_gpu
 from training.metrics import (
     EVAL,
@@ -492,8 +493,6 @@ def _finish(run: Run, say: Say, stopped: str | None, row: dict[str, Any], eval_r
         run.warnings,
     )
     if run.main and final is not None and cfg.eval_tasks:
-        from training.evals.run import evaluate_model  # the task scorer loads only when tasks are asked for
-
         say(f"evaluating {final} on {', '.join(cfg.eval_tasks)}")
         tasks = evaluate_model(final, cfg.eval_tasks)
         summary = replace(summary, tasks=tasks.to_dict())

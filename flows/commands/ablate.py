@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from flows.errors import print_error
+from training.units import PlanError
 
 
 def register(app: typer.Typer) -> None:
@@ -46,7 +47,6 @@ def ablate_command(
     from training.preflight import GateError
     from training.recipe import load_recipe
     from training.steps import TrainingDiverged
-    from training.units import PlanError
 
     def fail(message: str, code: int = 2) -> None:
         print_error(message)

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 from rich.markup import escape
+from rich.table import Table
 
 from flows.errors import CommandError
 from flows.model_options import options_from
@@ -189,7 +190,6 @@ def _redis_config(value: str, basename: str) -> dict:
 def print_summary(result) -> None:  # a pipeline.dedup.result.DedupResult
     """The dedup result as a rich table of ``dedup_source_rows`` (the rows of report.md's dedup section), then the
     index matches and any accounting problem."""
-    from rich.table import Table
 
     from pipeline.dedup.result import DEDUP_COLUMNS, dedup_source_rows
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from flows.commands.pipeline import print_result
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -22,7 +24,6 @@ def register(app: typer.Typer) -> None:
         info = generate_sample(sample_dir, seed=seed, pages=pages)
         console.print(f"sample: {info.pages} crawl records, {info.domain_docs} domain documents → {sample_dir}")
         ensure_prefect_backend()
-        from flows.commands.pipeline import print_result
         from flows.demo import demo_recipe, train_demo_classifier
         from flows.end_to_end import pipeline
         from pipeline.ownership import claim

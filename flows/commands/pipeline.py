@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from flows.commands.curate import print_summary
 from flows.errors import CommandError
 
 
@@ -41,7 +42,6 @@ def register(app: typer.Typer) -> None:
 
 
 def print_result(result: dict) -> None:
-    from flows.commands.curate import print_summary
     from flows.runtime import console
 
     curation = result["curation"]

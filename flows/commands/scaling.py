@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import typer
 
 from flows.errors import CommandError, print_error
+from training.units import PlanError
 
 scaling_app = typer.Typer(
     name="scaling",
@@ -199,7 +200,6 @@ def _ladder_values(
 def _shards_plan_options(shards: Path, gpu: str | None, gpu_hours: float | None, flops: str | None):
     """The implied plan for bare shards: the given budget, else one epoch of the shards' training tokens."""
     from training.plan.options import PlanOptions, manifest_info
-    from training.units import PlanError
 
     manifest = shards / "manifest.json"
     if not manifest.is_file():

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from datatrove.data import Document
 
 from pipeline.atomic import atomic_open
@@ -214,8 +215,6 @@ class _Scores:
 def _read_scores(files: list[tuple[str, Path]], rules: list[TopPercentRule]) -> _Scores:
     """Step 1: read only the scores. Typed arrays, not lists of Python objects: 8 bytes per score, 8 per tie
     key, 4 per owner."""
-    import orjson
-
     scores, ties, owner = array("d"), array("Q"), array("i")
     counts: list[int] = []
     for number, (source, path) in enumerate(files):
@@ -308,8 +307,6 @@ def _split_file(
     cutoffs: list[float | None],
 ) -> None:
     """One input file's kept documents to ``out`` and its drop rows to ``drops``, each through a temporary file."""
-    import orjson
-
     drops.parent.mkdir(parents=True, exist_ok=True)
     # the drops file is in place before the kept one (the inner writer closes first), as the marker expects
     with _gzip_writer(out) as kept_handle, _gzip_writer(drops) as drop_handle:

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from datatrove.data import Document
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
 
 from pipeline.base import AccountedStep, Drop, read_error_drop
 from pipeline.curate.config import ExtractConfig
@@ -95,9 +97,6 @@ def extract_resiliparse(
     content_lists: bool = True,
     keep_titled_content: bool = True,
 ) -> str:
-    from resiliparse.extract.html2text import extract_plain_text
-    from resiliparse.parse.html import HTMLTree
-
     tree = HTMLTree.parse(html)  # what extract_plain_text would parse anyway; here the TOC can be cut first
     if drop_toc and tree.body is not None:
         for node in tree.body.query_selector_all(TOC_SELECTOR).values():

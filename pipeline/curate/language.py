@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 import regex
+from babel.core import get_global
 from datatrove.data import Document
 
 from pipeline.base import AccountedStep, Drop
@@ -94,8 +95,6 @@ def label_to_language(label: str) -> str:
     if not script:
         return code
     try:
-        from babel.core import get_global
-
         alias = get_global("language_aliases").get(base)
     except Exception:  # noqa: BLE001 - babel missing or without the table: keep the ISO 639-3 code
         alias = None

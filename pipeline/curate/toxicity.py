@@ -53,6 +53,7 @@ from datatrove.data import Document
 from pipeline.base import AccountedStep, Drop
 from pipeline.classify.scoring import Classifier
 from pipeline.curate.config import ToxicityConfig
+from pipeline.curate.toxicity_linear import LinearToxicityScorer, UnsupportedModel, bundled_data_dir
 from pipeline.read.common import InputError
 from pipeline.text import lid_units
 
@@ -143,8 +144,6 @@ def bundled_scorer() -> Any:
     ``pipeline.curate.toxicity_linear``), or ``BundledScorer`` when the pickles are not the configuration that
     module reproduces. ``pipeline.curate.toxicity_preload`` loads it in datatrove's forkserver, so the ranks
     forked from there share it (``benchmarks/fixed_cost.py``: a 2,000-page crawl in 4 files)."""
-    from pipeline.curate.toxicity_linear import LinearToxicityScorer, UnsupportedModel, bundled_data_dir
-
     try:
         return LinearToxicityScorer(bundled_data_dir())
     except UnsupportedModel:

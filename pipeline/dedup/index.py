@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from pipeline.atomic import atomic_open, write_json_atomic
 from pipeline.dedup import store
@@ -48,6 +49,7 @@ from pipeline.dedup.index_view import (
     sorted_runs,
     write_segment,
 )
+from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
 from pipeline.errors import TokenmillError
 
 INDEX_FORMAT = "tokenmill-dedup-index"
@@ -64,8 +66,6 @@ REBUILD_HINT = "rerun with --rebuild-index (index.rebuild: true) to set it aside
 
 
 def _file_digest(path: str) -> str:
-    import xxhash
-
     digest = xxhash.xxh64()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 22), b""):
@@ -342,8 +342,6 @@ class RedisIndex:
     def view(self, stage_dir: str, bands: int, rows: int, signatures, batch: int = 20_000) -> IndexView:
         """A local snapshot of the entries sharing a band or the exact hash with one of the run's documents
         (``signatures``: the run's ``SignatureSet``, read one chunk at a time), as one segment."""
-        from pipeline.dedup.minhash import KIND_NORMAL, KIND_SHORT
-
         keys: set[bytes] = set()
         for rank, count in enumerate(signatures.counts):
             for start in range(0, count, batch):

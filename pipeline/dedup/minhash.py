@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
+import xxhash
 
 if TYPE_CHECKING:
     from datasketch import LeanMinHash
@@ -159,7 +160,6 @@ def exact_hash(text: str) -> tuple[int, int]:
 def _exact_from_normalized(normalized: str) -> tuple[int, int]:
     if len(normalized) > _EXACT_CHUNK:  # bounded memory: no list of every word of a huge document
         return _exact_from_code_points(np.frombuffer(normalized.encode("utf-32-le", "surrogatepass"), np.uint32))
-    import xxhash
 
     value = xxhash.xxh3_128_intdigest(" ".join(normalized.split()).encode("utf-32-le", "surrogatepass"))
     return value >> 64, value & _MASK64
@@ -171,8 +171,6 @@ def _exact_from_code_points(cp: np.ndarray) -> tuple[int, int]:
     Whitespace runs become one space; leading and trailing whitespace is dropped: a space is written only
     when the next non-space character arrives, so chunk borders do not matter.
     """
-    import xxhash
-
     is_space = _tables()[2]
     digest = xxhash.xxh3_128()
     previous_space, pending_space = True, False

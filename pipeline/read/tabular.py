@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.readers import HuggingFaceDatasetReader
 from datatrove.pipeline.readers import JsonlReader as DatatroveJsonlReader
@@ -250,8 +251,6 @@ class JsonlReader(RowFileReader, DatatroveJsonlReader):
         return self.read_lines(filepath)
 
     def read_lines(self, filepath: str) -> DocumentsPipeline:
-        import orjson
-
         index = 0
         try:
             with open_decompressed(self.data_folder, filepath) as stream:
@@ -296,8 +295,6 @@ class _Bad:
 
 def _loads_lenient(line: bytes) -> Any:
     """orjson rejects invalid UTF-8: retry with the bad bytes replaced, so the row survives."""
-    import orjson
-
     try:
         return orjson.loads(line.decode("utf-8", errors="replace"))
     except orjson.JSONDecodeError as error:

@@ -33,6 +33,8 @@ from typing import IO
 
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.readers.base import BaseDiskReader
+from fastwarc.stream_io import BrotliReader, ChunkedReader, GzipReader
+from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 import pipeline.base  # noqa: F401 - datatrove's dependency check (fastwarc, resiliparse) with pipeline.base's lookup
 from pipeline.read.common import (
@@ -111,8 +113,6 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
             yield from count_if_empty(self, self._read_stream(handle, filepath, is_gz, size))
 
     def _read_stream(self, f: IO[bytes], file: str, is_gz: bool, size: int) -> DocumentsPipeline:
-        from fastwarc.warc import ArchiveIterator, WarcRecordType
-
         damaged_types = (WarcRecordType.no_type, WarcRecordType.unknown)
         pos = 0
         in_bad_region = False  # a corrupt region was reported and we are looking for the next good record
@@ -205,8 +205,6 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
     # ------------------------------------------------------------------ one record
     def _record(self, record, file: str) -> tuple[Document | None, bool]:
         """Turn one record into a document (or None for non-document types); True = the payload was cut."""
-        from fastwarc.warc import WarcRecordType
-
         rtype = record.record_type
         if rtype == WarcRecordType.response:
             return self._response(record, file)
@@ -296,7 +294,6 @@ class WarcReader(CheckedFileReader, BaseDiskReader):
         content = (http.get("Content-Encoding") or "").strip().lower()
         if not transfer and content in ("", "identity"):
             return body, None
-        from fastwarc.stream_io import BrotliReader, ChunkedReader, GzipReader
 
         try:
             if "chunked" in transfer:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+import xxhash
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
@@ -156,8 +157,6 @@ class EncodeStep(PipelineStep):
         yield  # a sink: nothing goes further down the pipeline
 
     def _encode(self, tokenizer, batch: list[Document], part_for, dtype: np.dtype) -> None:
-        import xxhash
-
         with self.track_time("batch"):
             texts = [doc.text for doc in batch]
             try:

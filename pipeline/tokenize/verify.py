@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import xxhash
+from tokenizers import Tokenizer
 
 from pipeline.shards.format import HELDOUT_DIR, ShardError, ShardManifest, check_shard, open_tokens, read_index
 from pipeline.tokenize.inputs import discover_inputs, iter_texts
-
-if TYPE_CHECKING:
-    from tokenizers import Tokenizer
 
 DECODE_BATCH = 1000
 
@@ -55,8 +54,6 @@ def read_document(
 
 def load_shard_tokenizer(shards_dir: str | Path) -> Tokenizer:
     """The tokenizer the shards were written with (the file the manifest's ``tokenizer.path`` names)."""
-    from tokenizers import Tokenizer
-
     manifest = ShardManifest.load(shards_dir)
     if manifest.tokenizer_info.path is None:
         raise ShardError(f"{manifest.path}: the tokenizer entry names no file (tokenizer.path)")
@@ -103,8 +100,6 @@ class ShardCheck:
 def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) -> ShardCheck:
     """Decode every document; with ``input_path`` compare against the input's texts. ``ok`` is False when
     any check failed (``problems`` says which)."""
-    import xxhash
-
     tokenizer = load_shard_tokenizer(shards_dir)
     hashes: dict[str, set[bytes]] = {"train": set(), "heldout": set()}
     counts = {"train": 0, "heldout": 0}
@@ -146,8 +141,6 @@ def verify_shards(shards_dir: str | Path, input_path: str | Path | None = None) 
 
 
 def _input_hashes(input_path: str | Path) -> set[bytes]:
-    import xxhash
-
     plan = discover_inputs(input_path)
     return {
         xxhash.xxh3_128_digest(text.encode("utf-8", "surrogatepass"))

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from training.bpb import bits_per_byte
 from training.evals.tasks import DEFAULT_LIMIT, TaskDataMissing, TaskResult, run_tasks
 
 
@@ -56,8 +57,6 @@ def evaluate_model(
     seq_len: int = 512,
 ) -> EvalReport:
     """bpb on ``references`` (name → documents) and the ``tasks`` (packaged names or JSONL files)."""
-    from training.bpb import bits_per_byte
-
     started = time.monotonic()
     report = EvalReport(str(model_dir))
     for name, texts in (references or {}).items():
