@@ -20,12 +20,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
 from pipeline.errors import TokenmillError
 from pipeline.ownership import RunRecord, remove_owned
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
-
     from pipeline.tokenize.config import TokenizeConfig
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -50,8 +50,6 @@ def vocab_size(tokenizer: Tokenizer) -> int:
 
 def train_tokenizer(texts: Iterable[str], config: TokenizeConfig) -> Tokenizer:
     """Train a byte-level BPE on ``texts``; special tokens get the first ids (EOS is id 0 by default)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.decoder = decoders.ByteLevel()
@@ -104,8 +102,6 @@ def _from_hub(repo_id: str) -> Path | None:
 
 def load_tokenizer(path: str) -> Tokenizer:
     """Load a tokenizer from a ``tokenizer.json`` or a folder; errors name the path."""
-    from tokenizers import Tokenizer
-
     resolved = resolve_tokenizer_path(path)
     try:
         return Tokenizer.from_file(str(resolved))
