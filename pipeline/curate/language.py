@@ -96,7 +96,7 @@ def label_to_language(label: str) -> str:
         return code
     try:
         alias = get_global("language_aliases").get(base)
-    except Exception:  # noqa: BLE001 - babel missing or without the table: keep the ISO 639-3 code
+    except Exception:  # noqa: BLE001 - babel without the table (its data not installed): keep the ISO 639-3 code
         alias = None
     if alias:
         return alias.split("_")[0]
