@@ -11,7 +11,9 @@ A command whose flags set fields of a pydantic model (``DedupConfig``, ``Tokeniz
   parses itself (a count such as ``300B``);
 * its default is ``None``: a flag not given keeps the recipe's (or the model's) value;
 * its help is the field's ``Field(description=...)``, with the model's default appended when the description
-  does not already say it.
+  does not already say it;
+* for a field in ``bounded``, its ``ge`` bound is the flag's ``min`` too (typer's usage error and the range in
+  ``--help``, as a hand-written ``min=`` gave); opt-in, since the other commands' flags never had one.
 
 The command receives ``overrides``: the fields whose flags were given, ready for ``model_validate`` on top of
 the recipe's section. A field added to the model (and to ``only``, where the command selects) is a new flag; no
@@ -69,25 +71,33 @@ def _help(info: Any) -> str:
     return f"{text} (default: {_shown(default)})" if text else f"default: {_shown(default)}"
 
 
+def _minimum(info: Any) -> Any:
+    """The field's ``ge`` bound (``Field(ge=8)``: pydantic keeps it as ``annotated_types.Ge`` in the metadata)."""
+    return next((item.ge for item in info.metadata if type(item).__name__ == "Ge"), None)
+
+
 def model_options(
     model: type[BaseModel],
     only: Iterable[str] | None = None,
     exclude: Iterable[str] = (),
     metavars: dict[str, str] | None = None,
     text: Iterable[str] = (),
+    bounded: Iterable[str] = (),
 ) -> list[inspect.Parameter]:
     """One keyword parameter with a ``typer.Option`` (default ``None``) per field of ``model``: the fields in
     ``only`` in that order, else every field but ``exclude`` in the model's order. ``metavars``: the value's
-    name in ``--help`` per field; ``text``: fields read as text (the model parses them)."""
+    name in ``--help`` per field; ``text``: fields read as text (the model parses them); ``bounded``: fields
+    whose ``ge`` bound typer checks as the flag's ``min``."""
     fields = model.model_fields
     names = list(only) if only is not None else [name for name in fields if name not in set(exclude)]
-    metavars, text = metavars or {}, set(text)
+    metavars, text, bounded = metavars or {}, set(text), set(bounded)
     params = []
     for name in names:
         info = fields[name]  # a KeyError here is a typo in the command's only=
         kind = str if name in text else _cli_type(info.annotation)
         decl = f"{flag_of(name)}/--no-{flag_of(name)[2:]}" if kind is bool else flag_of(name)
-        option = typer.Option(None, decl, metavar=metavars.get(name), help=_help(info))
+        minimum = _minimum(info) if name in bounded else None
+        option = typer.Option(None, decl, metavar=metavars.get(name), min=minimum, help=_help(info))
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind | None))
     return params
 
@@ -98,10 +108,11 @@ def options_from(
     exclude: Iterable[str] = (),
     metavars: dict[str, str] | None = None,
     text: Iterable[str] = (),
+    bounded: Iterable[str] = (),
 ) -> Callable[[Command], Command]:
     """Decorate a command: its ``overrides`` parameter becomes the options of ``model_options(...)``, and the
     command is called with ``overrides={field: value}`` for the flags that were given."""
-    generated = model_options(model, only, exclude, metavars, text)
+    generated = model_options(model, only, exclude, metavars, text, bounded)
     names = [p.name for p in generated]
 
     def decorate(command: Command) -> Command:

@@ -10,6 +10,8 @@ from typing import Any, NoReturn
 import typer
 
 from flows.errors import CommandError, print_error
+from flows.model_options import options_from
+from training.ladder_config import LadderConfig
 from training.units import PlanError
 
 scaling_app = typer.Typer(
@@ -52,27 +54,26 @@ def fit_command(
 
 
 @scaling_app.command(name="ladder")
+@options_from(
+    LadderConfig,
+    # by hand below, as the snapshot has them: shards and output (Path; --output required), widths (--sizes, which
+    # also picks the device's defaults), force (a bare --force, no --no-force); cpu_threads: a --config key only
+    exclude=["shards", "output", "widths", "cpu_threads", "force"],
+    text=["tokens_per_param", "tasks"],  # comma-separated on the command line; LadderConfig splits them
+    bounded=["seq_len", "micro_batch", "eval_batches", "bootstrap"],  # the min= the hand-written flags had
+)
 def ladder_command(
     recipe: Path | None = typer.Argument(
         None, help="recipe YAML: the ladder trains on its run's shards and re-plans its plan: with the fit"
     ),
     shards: Path | None = typer.Option(None, help="token shards folder instead of a recipe (holds manifest.json)"),
     output: Path = typer.Option(..., help="ladder folder: size-*/ runs, runs.csv, fit.json, ladder_report.md"),
-    sizes: str | None = typer.Option(
+    sizes: str | None = typer.Option(  # by hand: not a field; `cpu`/`gpu` choose the device's defaults too
         None,
         help="model widths, comma-separated (e.g. 128,256,384), or `cpu` (32,48,64) / `gpu` (128…768); "
         "depth, heads and MLP follow from the width (docs/scaling.md). Default: gpu with CUDA, else cpu",
     ),
-    tokens_per_param: str | None = typer.Option(
-        None, help="token counts per size as tokens per parameter, comma-separated (default cpu 1,2,4; gpu 5,10,20,40)"
-    ),
-    seq_len: int | None = typer.Option(None, min=8, help="tokens per sequence (default cpu 64, gpu 1024)"),
-    micro_batch: int | None = typer.Option(None, min=1, help="sequences per forward pass (default cpu 8, gpu 16)"),
-    lr: float | None = typer.Option(None, help="peak learning rate for every size (default: DeepSeek's rule)"),
-    batch_tokens: int | None = typer.Option(None, help="tokens per step for every size (default: DeepSeek's rule)"),
-    eval_batches: int | None = typer.Option(None, min=1, help="held-out micro-batches per source per loss [100]"),
-    bootstrap: int | None = typer.Option(None, min=0, help="bootstrap resamples for the fit's 95 % intervals [200]"),
-    seed: int | None = typer.Option(None, help="seed of every run and of the bootstrap [1234]"),
+    overrides: dict[str, Any] | None = None,  # LadderConfig's fields: --tokens-per-param, --seq-len, --seed …
     config_file: Path | None = typer.Option(
         None,
         "--config",
@@ -82,9 +83,6 @@ def ladder_command(
     gpu_hours: float | None = typer.Option(None, help="--shards: the team's budget in GPU-hours for the implied plan"),
     flops: str | None = typer.Option(None, help="--shards: the team's budget in FLOPs (e.g. 1e21)"),
     force: bool = typer.Option(False, "--force", help="train past the 16-epoch repetition limit and the budget check"),
-    tasks: str | None = typer.Option(
-        None, help="evaluate each branch's model on these multiple-choice tasks, comma-separated (`tokenmill eval`)"
-    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the planned runs and their cost (on --gpu, default H200) without training"
     ),
@@ -94,28 +92,15 @@ def ladder_command(
     losses and report the law, its compute-optimal frontier and the plan it implies. Rerunning resumes."""
 
     from pipeline import progress
-    from training.ladder import load_ladder_config, run_ladder
+    from training.ladder import cost_table, load_ladder_config, plan_ladder, run_ladder
     from training.steps import TrainingDiverged
 
+    given = {**(overrides or {}), **({"force": True} if force else {})}
     try:
         shards, options = _ladder_inputs(recipe, shards, gpu, gpu_hours, flops, dry_run)
-        flags = {
-            "seq_len": seq_len,
-            "micro_batch": micro_batch,
-            "lr": lr,
-            "batch_tokens": batch_tokens,
-            "eval_batches": eval_batches,
-            "bootstrap": bootstrap,
-            "seed": seed,
-            "force": True if force else None,
-            "tasks": [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
-        }
-        values = _ladder_values(config_file, sizes, tokens_per_param, flags)
-        config = load_ladder_config({**values, "shards": str(shards), "output": str(output)})
-        if dry_run:
-            from training.ladder import cost_table, plan_ladder
-
-            # a cost estimate: plan past the repetition limit too, and say so in its notes
+        values = {**_ladder_values(config_file, sizes), **given, "shards": str(shards), "output": str(output)}
+        config = load_ladder_config(values)
+        if dry_run:  # a cost estimate: plan past the repetition limit too, and say so in its notes
             typer.echo(cost_table(plan_ladder(config.model_copy(update={"force": True})), gpu or "H200"))
             return
         with progress.shown():  # the rungs' curation and tokenization: one line per stage, not per rank
@@ -158,10 +143,9 @@ def _ladder_inputs(
     return shards, plan_options(loaded)
 
 
-def _ladder_values(
-    config_file: Path | None, sizes: str | None, tokens_per_param: str | None, flags: dict[str, Any]
-) -> dict[str, Any]:
-    """The ladder's settings: the device's defaults, then the ``--config`` file, then the flags given."""
+def _ladder_values(config_file: Path | None, sizes: str | None) -> dict[str, Any]:
+    """The ladder's settings before the generated flags: the device's defaults, then the ``--config`` file, then
+    ``--sizes``."""
     import torch
 
     from training.ladder import (
@@ -184,8 +168,6 @@ def _ladder_values(
         _fail(f"{config_file}: device: {device!r} is not cpu or gpu")
     if sizes in ("cpu", "gpu"):
         given["widths"] = list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS)
-    if tokens_per_param:
-        given["tokens_per_param"] = parse_list(tokens_per_param, float, "--tokens-per-param")
     defaults = {
         "widths": list(CPU_WIDTHS if device == "cpu" else GPU_WIDTHS),
         "tokens_per_param": list(CPU_TOKENS_PER_PARAM if device == "cpu" else GPU_TOKENS_PER_PARAM),
@@ -193,7 +175,6 @@ def _ladder_values(
         "micro_batch": 8 if device == "cpu" else 16,
         "cpu_threads": 1 if device == "cpu" else None,
     }
-    given.update({k: v for k, v in flags.items() if v is not None})
     return {**defaults, **settings, **given}
 
 

@@ -182,7 +182,8 @@ UNIT_ORDER = [
     # training: the plan, the model and the loop, then what runs loops (ladders, ablation), the full recipe
     "training", "training.ablate_stats", "training.bpb", "training.generate", "training.schedule", "training.threads",
     "training.ablate_report", "training.evals", "training.gpus", "training.models", "training.units",
-    "training.config", "training.data", "training.checkpoint", "training.metrics", "training.parallel",
+    "training.config", "training.ladder_config", "training.data", "training.checkpoint", "training.metrics",
+    "training.parallel",
     "training.branch", "training.progress", "training.modeling", "training.plan", "training.report",
     "training.steps", "training.preflight", "training.scaling", "training.train", "training.ablate",
     "training.ladder", "training.launch", "training.recipe",

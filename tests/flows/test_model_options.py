@@ -79,6 +79,37 @@ def test_a_field_added_to_the_model_is_a_new_flag() -> None:
     assert CliRunner().invoke(app, ["--workers", "3"]).exit_code == 0 and seen == [{"workers": 3}]
 
 
+def test_a_bounded_field_is_checked_by_typer_before_the_command_runs() -> None:
+    class Bounded(BaseModel):
+        seq_len: int = Field(default=64, ge=8, description="tokens per sequence")
+        steps: int = Field(default=1, ge=1, description="steps")
+
+    app = typer.Typer()
+    seen: list[dict[str, Any]] = []
+
+    @app.command()
+    @options_from(Bounded, bounded=["seq_len"])
+    def run(overrides: dict[str, Any] | None = None) -> None:
+        seen.append(overrides or {})
+
+    low = CliRunner().invoke(app, ["--seq-len", "4"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert low.exit_code == 2 and seen == [] and "--seq-len" in low.output and "8" in low.output  # never ran
+    assert CliRunner().invoke(app, ["--seq-len", "8", "--steps", "0"]).exit_code == 0  # steps: not bounded here
+    assert seen == [{"seq_len": 8, "steps": 0}]  # the model's ge=1 is the command's to check
+
+
+def test_the_ladder_takes_its_flags_from_ladder_config() -> None:
+    from flows.cli import app
+    from training.ladder_config import LadderConfig
+
+    ladder = CliRunner().invoke(app, ["scaling", "ladder", "--help"], env={"COLUMNS": "300", "NO_COLOR": "1"}).output
+    assert LadderConfig.model_fields["seq_len"].description in ladder
+    assert LadderConfig.model_fields["seed"].description + " (default: 1234)" in ladder
+    assert "--cpu-threads" not in ladder and "--widths" not in ladder  # a --config key; --sizes
+    split = LadderConfig(shards="s", output="o", tokens_per_param="4, 1,2", tasks="arc, hellaswag")
+    assert split.tokens_per_param == [1.0, 2.0, 4.0] and split.tasks == ["arc", "hellaswag"]  # the flags' text
+
+
 def test_dedup_and_plan_take_their_help_from_the_config_models() -> None:
     from flows.cli import app
     from pipeline.dedup.config import DedupConfig

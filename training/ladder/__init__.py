@@ -3,7 +3,8 @@ held-out loss per (N, D) → ``runs.csv`` → the fit (``training/scaling.py``) 
 
 One idea per module, in the order a ladder runs (OLMo-core's ``model_ladder/`` is the model):
 
-* ``config``: ``LadderConfig``, the flags and ``configs/ladder/*.yaml``;
+* ``config``: the flags and ``configs/ladder/*.yaml`` into ``LadderConfig`` (``training/ladder_config.py``, outside
+  the package so that the CLI builds its flags from it without loading the trainer);
 * ``sizes``: a rung from its width (Llama block, parameter counts, DeepSeek's lr and batch, branch points);
 * ``plan``: the whole ladder before it trains, its cost (``--dry-run``) and the folder's layout;
 * ``run``: trunks and branches, resumable, with progress and the whole ladder's ETA;
@@ -29,6 +30,7 @@ from training.ladder.plan import (
     MAX_EPOCHS,
     RESULT,
     RUNS_CSV,
+    BranchResult,
     LadderPlan,
     branch_dir,
     cost_table,
@@ -40,7 +42,7 @@ from training.ladder.plan import (
     write_runs_csv,
 )
 from training.ladder.report import REPORT_JSON, REPORT_MD, _frontier, finish_ladder, render_report
-from training.ladder.run import run_ladder, train_branch, train_trunk
+from training.ladder.run import BranchTrainer, run_ladder, train_branch, train_trunk
 from training.ladder.sizes import (
     COOLDOWN,
     Branch,
@@ -65,6 +67,8 @@ __all__ = [
     "RESULT",
     "RUNS_CSV",
     "Branch",
+    "BranchResult",
+    "BranchTrainer",
     "LadderConfig",
     "LadderError",
     "LadderPlan",

@@ -1,73 +1,34 @@
-"""The ladder's settings (``tokenmill scaling ladder`` flags, ``configs/ladder/*.yaml``): ``LadderConfig`` and how
-it is read; every field documented in docs/scaling.md."""
+"""Reading the ladder's settings: a ladder YAML (``configs/ladder/*.yaml``) and the flags into ``LadderConfig``
+(the model: ``training/ladder_config.py``, importable without this package)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from pipeline.config_base import StrictModel, read_yaml
-from pipeline.errors import TokenmillError
-from training.config import check_threads
+from pipeline.config_base import read_yaml
+from training.ladder_config import (
+    CPU_TOKENS_PER_PARAM,
+    CPU_WIDTHS,
+    GPU_TOKENS_PER_PARAM,
+    GPU_WIDTHS,
+    LadderConfig,
+    LadderError,
+)
 
-CPU_WIDTHS = (32, 48, 64)
-GPU_WIDTHS = (128, 256, 384, 512, 640, 768)
-CPU_TOKENS_PER_PARAM = (1.0, 2.0, 4.0)
-GPU_TOKENS_PER_PARAM = (5.0, 10.0, 20.0, 40.0)
-
-
-class LadderError(TokenmillError, ValueError):
-    """A ladder that cannot run as asked; the message names the option."""
-
-
-class LadderConfig(StrictModel):
-    """``tokenmill scaling ladder``: what to train and where (every field documented in docs/scaling.md)."""
-
-    shards: str = Field(description="token shards folder with held-out splits (tokenize.heldout_share > 0)")
-    output: str = Field(description="ladder folder: size-<width>/, runs.csv, fit.json, ladder_report.md")
-    widths: list[int] = Field(default_factory=lambda: list(CPU_WIDTHS), min_length=1)
-    tokens_per_param: list[float] = Field(default_factory=lambda: list(CPU_TOKENS_PER_PARAM), min_length=1)
-    seq_len: int = Field(default=64, ge=8)
-    micro_batch: int = Field(default=8, ge=1)
-    lr: float | None = Field(default=None, gt=0, description="peak lr for every size (default: DeepSeek's rule)")
-    batch_tokens: int | None = Field(default=None, ge=1, description="tokens per step (default: DeepSeek's rule)")
-    eval_batches: int = Field(default=100, ge=1, description="held-out micro-batches per source per branch")
-    seed: int = 1234
-    cpu_threads: int | Literal["auto"] | None = Field(
-        default=1, description="CPU threads per run (1: branches reproduce each other bit for bit; or auto)"
-    )
-    tasks: list[str] = Field(
-        default_factory=list, description="multiple-choice tasks each branch's model is evaluated on (`tokenmill eval`)"
-    )
-    bootstrap: int = Field(default=200, ge=0, description="bootstrap resamples for the fit's intervals")
-    force: bool = Field(default=False, description="train past the repetition limit and the budget check")
-
-    @field_validator("cpu_threads")
-    @classmethod
-    def _threads(cls, value: int | str | None) -> int | str | None:
-        return check_threads(value)
-
-    @field_validator("widths")
-    @classmethod
-    def _widths(cls, value: list[int]) -> list[int]:
-        for width in value:
-            if width < 16 or width % 16:
-                raise ValueError(f"width {width} must be a multiple of 16 and at least 16")
-        if len(set(value)) != len(value):
-            raise ValueError("widths repeat")
-        return sorted(value)
-
-    @field_validator("tokens_per_param")
-    @classmethod
-    def _ratios(cls, value: list[float]) -> list[float]:
-        if any(not math.isfinite(r) or r <= 0 for r in value):
-            raise ValueError("tokens per parameter must be positive numbers")
-        if len(set(value)) != len(value):
-            raise ValueError("tokens per parameter repeat")
-        return sorted(value)
+__all__ = [
+    "CPU_TOKENS_PER_PARAM",
+    "CPU_WIDTHS",
+    "GPU_TOKENS_PER_PARAM",
+    "GPU_WIDTHS",
+    "LadderConfig",
+    "LadderError",
+    "load_ladder_config",
+    "parse_list",
+    "read_ladder_file",
+]
 
 
 def parse_list(text: str, kind: type, name: str) -> list:

@@ -146,16 +146,25 @@ def branch_steps(rung: Rung, branch: Branch) -> int:
     return branch.steps - previous
 
 
+#: trains one branch (or reads its result.json), given the step callback: ``train_branch`` itself from the CLI,
+#: the same call as a Prefect task from the flow (flows/scaling_flow.py)
+BranchTrainer = Callable[[LadderPlan, Rung, Branch, Any], BranchResult]
+
+
 def run_ladder(
-    config: LadderConfig, plan_options: Any = None, say: Callable[[str], None] | None = None
+    config: LadderConfig,
+    plan_options: Any = None,
+    say: Callable[[str], None] | None = None,
+    train: BranchTrainer = train_branch,
 ) -> LadderReport:
-    """Plan, train every trunk and branch (skipping finished ones), fit and report; return the report's JSON."""
+    """Plan, train every trunk and branch (skipping finished ones), fit and report; return the report. The CLI
+    and the Prefect flow both run this; the flow's ``train`` runs each branch as a task."""
     say = say or (lambda _message: None)
     with hold(config.output, "ladder"):  # a second ladder (or any command) on this folder is refused at once
-        return _run_ladder(plan_ladder(config), plan_options, say)
+        return _run_ladder(plan_ladder(config), plan_options, say, train)
 
 
-def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None]) -> LadderReport:
+def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None], train: BranchTrainer) -> LadderReport:
     prepare_output(plan)
     branches = [(rung, branch) for rung in plan.rungs for branch in rung.branches]
     progress = JobProgress(
@@ -172,10 +181,10 @@ def _run_ladder(plan: LadderPlan, plan_options: Any, say: Callable[[str], None])
         for branch in rung.branches:
             if read_result(plan, rung, branch) is None:
                 progress.start_run(f"{rung.name} {branch.name}", branch_steps(rung, branch))
-                result = train_branch(plan, rung, branch, on_step=progress.on_step)
+                result = train(plan, rung, branch, progress.on_step)
                 progress.end_run()
             else:
-                result = train_branch(plan, rung, branch)
+                result = train(plan, rung, branch, None)
             say(f"  {branch.name}: {result.tokens:,} tokens, held-out loss {result.loss:.4f}")
     say("ladder: fitting the law and checking it on the largest rung")
     return finish_ladder(plan, plan_options)
