@@ -341,6 +341,7 @@ def test_the_pipeline_flow_runs_the_pass_and_publishes_the_classify_artifact(
 ):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.sorting import ArtifactSort
     from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
 
     from flows.end_to_end import pipeline
@@ -373,8 +374,12 @@ def test_the_pipeline_flow_runs_the_pass_and_publishes_the_classify_artifact(
 
     async def artifact() -> str:
         async with get_client() as client:
+            # the newest of that key: read_artifacts sorts by id (random) unless told, so a classify artifact
+            # another test's flow published in this process could come first
             found = await client.read_artifacts(
-                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["classify-scores"])), limit=1
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["classify-scores"])),
+                sort=ArtifactSort.CREATED_DESC,
+                limit=1,
             )
             return found[0].data if found else ""
 
