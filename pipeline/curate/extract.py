@@ -138,10 +138,13 @@ def _with_titled_content(tree, text: str, extract) -> str:
     PostgreSQL's page on the SQL command ``COMMENT`` is ``<div class="refentry" id="SQL-COMMENT">``, and the
     extracted page was its 13 words of navigation (1,306 with the element). When the outermost element around
     the title (the first ``h1``, else the first ``h2``) has ``RESCUE_MIN_GAIN`` times the words that were kept,
-    the page is extracted again without the id and class of the title's ancestors (other elements keep theirs:
-    a comment thread or a consent box beside the content is still cut), and that text is kept if it has
-    ``RESCUE_MIN_GAIN`` times the words. An element that is mostly link text (an index, a site map) is left cut.
-    Only a page extracted to fewer than ``RESCUE_MAX_WORDS`` words is looked at: what is lost is the whole page."""
+    the page is extracted again without the id, class and ``hidden`` attribute of the title's ancestors (other
+    elements keep theirs: a comment thread or a consent box beside the content is still cut), and that text is
+    kept if it has ``RESCUE_MIN_GAIN`` times the words. ``hidden``: LibreOffice's help writes a page's text once
+    per module inside ``<span hidden="true" class="WRITER">`` and its script shows the one that applies; read
+    without the script, the Danish and Hungarian pages were empty. An element that is mostly link text (an
+    index, a site map) is left cut. Only a page extracted to fewer than ``RESCUE_MAX_WORDS`` words is looked at:
+    what is lost is the whole page."""
     kept = len(text.split())
     if kept >= RESCUE_MAX_WORDS:
         return text
@@ -159,7 +162,7 @@ def _with_titled_content(tree, text: str, extract) -> str:
         return text  # kept most of it, or what was cut is a list of links (an index, a site map)
     changed = False
     for node in chain:
-        for attribute in ("id", "class"):
+        for attribute in ("id", "class", "hidden"):
             if node.hasattr(attribute):
                 node.delattr(attribute)
                 changed = True

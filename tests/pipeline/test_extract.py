@@ -228,6 +228,23 @@ def test_main_content_keeps_the_titled_element_whose_id_reads_as_boilerplate(kee
     assert wanted in text and "cheap flights" not in text
 
 
+@pytest.mark.parametrize("keep", [True, False])
+def test_main_content_keeps_the_titled_text_that_a_script_would_show(keep: bool) -> None:
+    """LibreOffice's help writes a page's text once per module in ``<span hidden="true" class="WRITER">`` and
+    shows the right one by script: read without the script, the Danish and Hungarian pages were empty."""
+    from pydoc_data.topics import topics
+
+    wanted = " ".join(topics["del"].split()[10:20])
+    page = _command_page("entry").replace('<div class="refentry" id="entry">', '<span hidden="true" class="WRITER">')
+    page = page.replace("</div></body>", "</span></body>")
+    assert wanted not in extract_module.extract_resiliparse(page, keep_titled_content=False)
+    text = extract_module.extract_resiliparse(page, keep_titled_content=keep)
+    assert (wanted in text) is keep
+    # hidden text that is not the titled content (a menu the script opens) stays out
+    menu = page.replace("</body>", '<div hidden="true"><h3>Menu</h3><p>Open the modules menu here.</p></div></body>')
+    assert "Open the modules menu" not in extract_module.extract_resiliparse(menu)
+
+
 def test_the_normalisation_table_applied_per_replacement_is_str_translate() -> None:
     import random
 
