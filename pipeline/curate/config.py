@@ -137,6 +137,15 @@ class GopherRepetitionConfig(StrictModel):
         "entry's own subject, as in a reference page, where a template spam page fills its frames from a few "
         "keywords (quality/novelty.py; null: Gopher's rules as the paper states them; compat: datatrove never keeps)",
     )
+    frame_line_share: float | None = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="a page that fails a top-n-gram rule is judged as min_novel_words judges the other rules when "
+        "at least this share of that n-gram's occurrences open a line: the frame of a list of instructions or "
+        "entries ('Choose Format - Cells', 'Válassza a Formátum - Sorok'), not one phrase stuffed through the text "
+        "(null: the top-n-gram rules are never excused, as in Gopher)",
+    )
 
 
 #: C4's line endings in datatrove (. ? ! " ') plus the sentence-final marks of CJK, Arabic and Devanagari text.
@@ -185,6 +194,11 @@ class FineWebConfig(StrictModel):
     stop_chars: list[str] | None = Field(default=None, description="null: terminal punctuation of every script")
     short_line_thr: float | None = 0.67
     short_line_length: int = 30
+    short_line_languages: list[str] | None = Field(
+        default=None,
+        description="the languages the short-line rule judges (null: every language, as FineWeb states its English "
+        "rule; FineWeb-2 runs without it in every other language: [en])",
+    )
     char_duplicates_ratio: float | None = Field(default=0.1, description="FineWeb: 0.1 (datatrove: 0.01)")
     min_novel_words: float | None = Field(
         default=0.05,

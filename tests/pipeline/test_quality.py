@@ -14,8 +14,10 @@ import json
 import random
 import re
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 from datatrove.data import Document
 
 from pipeline.curate.config import C4Config, FineWebConfig, GopherQualityConfig, GopherRepetitionConfig, QualityConfig
@@ -25,6 +27,7 @@ from tests.helpers.text import ARTICLES
 
 # ---------------------------------------------------------------- normal articles, written for these tests
 
+REPO = Path(__file__).resolve().parents[2]
 EN = ARTICLES["en"]
 EN_SENTENCES = re.findall(r"[^.!?]+[.!?]", EN.split("\n\n", 1)[1].replace("\n", " "))
 
@@ -310,6 +313,70 @@ def test_fineweb_rules_fire() -> None:
         assert failure is not None and failure[0] == rule, (rule, failure)
     assert judge(cases["fineweb_list_ratio"], config)[0] is None
     assert judge("\n".join(body_lines), config)[0] is None
+
+
+def test_the_short_line_rule_judges_only_the_languages_it_is_given() -> None:
+    """FineWeb's short-line rule is an English one (FineWeb-2 runs without it in every other language): a Chinese
+    page of whole sentences of under 30 characters each is text, an English page of such lines is a list."""
+    zh_lines = [s + "。" for s in re.split("[。，]", ARTICLES["zh"].split("\n\n", 1)[1]) if 4 < len(s) < 25]
+    zh = "\n".join(zh_lines)
+    en = "\n".join([f"Item number {i} is here." for i in range(20)] + [s.strip() for s in EN_SENTENCES][:3])
+    every = only(fineweb=FineWebConfig(min_novel_words=None))
+    english = only(fineweb=FineWebConfig(min_novel_words=None, short_line_languages=["en"]))
+    assert len(zh_lines) >= 10 and judge(zh, every, "zh")[0][0] == "fineweb_short_line_ratio"
+    assert judge(zh, english, "zh")[0] is None
+    assert judge(en, english, "en")[0][0] == "fineweb_short_line_ratio"
+    assert FineWebConfig().short_line_languages is None  # the paper's rule, unless a recipe says otherwise
+    web = yaml.safe_load((REPO / "configs" / "web.yaml").read_text())
+    assert web["stages"]["quality"]["fineweb"]["short_line_languages"] == ["en"]
+
+
+def _site_page(body: str) -> str:
+    """A page of a site: a menu of 18 links, ``body`` in ``<main>``, a footer."""
+    menu = (
+        "Home|About us|Products|Services|Blog|News|Contact|Careers|Support|FAQ|Login|Register|Shop|Cart|Terms|Privacy"
+    )
+    items = "".join(f'<li><a href="/{i}">{name}</a></li>' for i, name in enumerate(menu.split("|") + ["Map", "Help"]))
+    footer = "(c) 2024 Example Travel Deals Ltd, all rights reserved"
+    page = f"<header><nav><ul>{items}</ul></nav></header><main>{body}</main><footer>{footer}</footer>"
+    return f"<html><body>{page}</body></html>"
+
+
+def test_the_domain_recipe_drops_consent_and_parked_pages_and_keeps_short_reference_files() -> None:
+    """configs/domain.yaml: main content only, and C4's page rule of (here) 2 sentences without cutting lines."""
+    from pydoc_data.topics import topics
+
+    from pipeline.config import load_recipe
+    from pipeline.curate.extract import extract_resiliparse
+
+    recipe = load_recipe(REPO / "configs" / "domain.yaml")
+    stages = recipe.stages_for(recipe.sources[0])
+    assert stages.quality is not None and stages.extract is not None
+
+    def domain(html: str) -> tuple | None:
+        text = extract_resiliparse(html, main_content=stages.extract.main_content)
+        return QualityStage(stages.quality).judge(text, "en")[0]
+
+    consent = _site_page(
+        "<p>We use cookies to improve your experience.</p><p>By continuing to browse you agree to our use of "
+        "cookies.</p><p>Accept all</p><p>Reject all</p><p>Manage preferences</p><p>Cookie settings</p>"
+    )
+    parked = _site_page(
+        "<p>This domain is for sale!</p><p>Buy this domain</p><p>Related searches</p><p>Make an offer</p>"
+        "<p>The owner of this domain has parked it.</p><ul>"
+        + "".join(f"<li><a href=/r{i}>cheap flights {i}</a></li>" for i in range(10))
+        + "</ul>"
+    )
+    assert domain(consent) is not None and domain(parked) is not None
+    # the recipe before: the menu and the footer made them 50 words, and no rule had a sentence count
+    before = QualityConfig(**{**stages.quality.model_dump(exclude={"languages"}), "c4": None})
+    assert QualityStage(before).judge(extract_resiliparse(consent, main_content=False), "en")[0] is None
+    # a short reference file (the interpreter's help on ``del``) and the same text as a page are kept, unchanged
+    note = topics["del"].strip()
+    failure, text, _ = QualityStage(stages.quality).judge(note, "en")
+    assert failure is None and text == note
+    paragraphs = "".join(f"<p>{p}</p>" for p in note.split("\n\n"))
+    assert domain(_site_page(f"<h1>The del statement</h1>{paragraphs}")) is None
 
 
 def test_switched_off_rules_do_not_fire() -> None:
@@ -780,6 +847,39 @@ def test_novel_words_do_not_excuse_loops_copies_or_keyword_stuffing() -> None:
     # datatrove's rules never excuse
     compat = QualityConfig(compat="datatrove", gopher_quality=None, c4=None, fineweb=None)
     assert judge(_reference_page(), compat)[0] is not None
+
+
+def _menu_paths(frame: str, subjects: list[str]) -> str:
+    """A help system's "how to reach this command" page: one instruction per line, each opened by ``frame``."""
+    lines = [f"{frame} {a.title()} - {b.title()} {c} command." for a, b, c in zip(*[iter(subjects)] * 3, strict=False)]
+    return "Format menu\n\n" + "\n\n".join(lines)
+
+
+def test_a_list_frame_that_opens_each_line_is_judged_by_novelty_not_as_keyword_stuffing() -> None:
+    default = only(gopher_repetition=GopherRepetitionConfig())
+    gopher = only(gopher_repetition=GopherRepetitionConfig(frame_line_share=None))
+    # "Válassza a Formátum - ...": the imperative and its article open every line
+    page = _menu_paths("Select the Format", _SUBJECTS[:60])
+    failure, _, _ = judge(page, gopher)
+    assert failure is not None and failure[0].startswith("top_"), failure  # Gopher's rule drops it
+    assert judge(page, default)[0] is None
+    # the frame after the line's first word ("Το επιλεγμένο πεδίο ελέγχου"), and one that runs into the next line
+    assert judge(page.replace("Select the Format", "Then select the Format"), default)[0] is None
+    # the same phrase stuffed into the sentences, after words that differ: still dropped
+    stuffed = "\n\n".join(
+        f"{a.title()} and {b} are the best price deals, best price offers and best price today."
+        for a, b in zip(_SUBJECTS[:40:2], _SUBJECTS[1:40:2], strict=True)
+    )
+    assert judge(stuffed, default)[0][0].startswith("top_")
+    # a link farm's items open with keywords too, but fill the rest from the same few words: no new words
+    keywords = ["online casino", "free spins", "jackpot", "poker bonus"]
+    farm = "\n".join(f"Best online casino {keywords[i % 4]} {keywords[(i + 1) % 4]} now" for i in range(30))
+    failure, _, metrics = judge(farm, default)
+    assert failure is not None and metrics.get("novel_words", 0.0) < 0.05, (failure, metrics)
+    # a frame whose line is pasted twice in a row is a copy
+    lines = page.split("\n\n")
+    copied = "\n\n".join([*lines[:5], lines[5], *lines[5:]])
+    assert judge(copied, default)[0][0].startswith("top_")
 
 
 def test_novel_words_keep_fineweb_repeated_note_lines_between_entries() -> None:

@@ -62,7 +62,12 @@ class FineWebRules:
         else:
             ratio = sum(1 for line in lines if len(line) < cfg.short_line_length) / len(lines)
         metrics["short_line_ratio"] = round(ratio, 4)
-        if cfg.short_line_thr is not None and (ratio > cfg.short_line_thr if compat else ratio >= cfg.short_line_thr):
+        judged = cfg.short_line_languages is None or doc.language in cfg.short_line_languages
+        if (
+            cfg.short_line_thr is not None
+            and judged
+            and (ratio > cfg.short_line_thr if compat else ratio >= cfg.short_line_thr)
+        ):
             return "fineweb_short_line_ratio", ratio
         ratio = find_duplicates(lines)[1] / max(len(text) - text.count("\n"), 1)
         metrics["char_dup_ratio"] = round(ratio, 4)

@@ -5,6 +5,7 @@ and in how repeated n-gram characters are counted (``NGrams.covered_chars`` / ``
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from itertools import compress
@@ -111,6 +112,16 @@ class NGrams:
             top, gram = 1, tuple(self.words[:n])
         return (sum(map(len, gram)) + n - 1) * top
 
+    def top_positions(self, n: int) -> list[int]:
+        """Positions of the most frequent repeated n-gram (the one ``top_chars`` measures); empty when none
+        repeats."""
+        positions, keys, repeated = self._level(n)
+        if not repeated:
+            return []
+        top = max(repeated.values())
+        gram = next(key for key, count in repeated.items() if count == top)
+        return [i for i, key in zip(positions, keys, strict=True) if key == gram]
+
     def duplicated_chars(self, n: int) -> int:
         """Characters of the words inside repeated n-grams, scanning left to right and skipping past each repeat
         (datatrove's ``find_all_duplicate``). An n-gram seen once never matches later, so only positions of
@@ -208,8 +219,10 @@ def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str,
         threshold = thresholds[rule]
         if threshold is None or ratio <= threshold:
             continue
-        if cfg.min_novel_words is None or doc.compat or rule.startswith("top_"):
+        if cfg.min_novel_words is None or doc.compat:
             return rule, ratio
+        if rule.startswith("top_") and not opens_lines(doc, cfg, int(rule.split("_")[1])):
+            return rule, ratio  # one phrase through the text: keyword stuffing, however new the rest is
         if not rule.startswith("duplicated_") and copied_blocks(doc.text):
             return rule, ratio  # a line or paragraph right after its own copy: pasted twice, not a frame
         if novel is None:
@@ -218,6 +231,48 @@ def gopher_repetition(doc: Text, cfg: GopherRepetitionConfig, metrics: dict[str,
         if novel < cfg.min_novel_words:
             return rule, ratio
     return None
+
+
+def opens_lines(doc: Text, cfg: GopherRepetitionConfig, n: int) -> bool:
+    """Whether at least ``cfg.frame_line_share`` of the occurrences of the most frequent ``n``-gram of ``doc`` (as
+    the top-n-gram rule measures it, over the whole text, labels set aside) belong to the frame that opens lines:
+    the words from the line's start to the occurrence's end open another line too ("Válassza a Formátum",
+    "Το επιλεγμένο πεδίο ελέγχου"), or the occurrence runs from the end of one line into the next
+    ("menüparancsot. Válassza a Formátum": one instruction's closing word, the next one's opening words).
+
+    Why: a help system's "how to reach this command" page or a control list is one instruction or entry per line,
+    each opened by the same words ("Choose Format - Cells", "Válassza a Formátum - Sorok", "Последовательно
+    выберите команды Правка - ..."). Where the imperative takes an article or a particle the frame is a longer
+    n-gram than in English, and Gopher's top-3-gram rule dropped the Hungarian, Russian, Greek and Vietnamese
+    translations of pages whose English ones it keeps (docs/filters.md). Keyword stuffing repeats its phrase
+    inside the sentences, after words that differ; a link farm's items open with keywords too, but fill the
+    rest from the same few words, which the novelty test that follows still drops."""
+    if cfg.frame_line_share is None:
+        return False
+    aside = set_aside(doc.text, cfg.max_label_share) if cfg.set_aside_labels else set()
+    words: list[str] = []
+    starts: list[int] = []
+    lines: list[list[str]] = []
+    for line in doc.text.split("\n"):
+        if aside and line.strip() in aside:
+            continue
+        line_words = whitespace_words(line)
+        if line_words:
+            starts.append(len(words))
+            lines.append(line_words)
+            words.extend(line_words)
+    positions = NGrams(words).top_positions(n)
+    if len(positions) < 2:
+        return False
+
+    def framing(p: int) -> bool:
+        line = bisect_right(starts, p) - 1
+        if line + 1 < len(starts) and starts[line + 1] < p + n:
+            return True  # runs into the next line
+        opening = words[starts[line] : p + n]
+        return sum(candidate[: len(opening)] == opening for candidate in lines) > 1
+
+    return sum(map(framing, positions)) >= cfg.frame_line_share * len(positions)
 
 
 def repeats_frame_new_words(doc: Text, cfg: GopherRepetitionConfig) -> float:

@@ -16,7 +16,9 @@ words outside it (every word of the first copy recurs in the second), however lo
 Which rules it can excuse (docs/filters.md): Gopher's duplicated-n-gram rules, and the duplicate-line and
 duplicate-paragraph rules of Gopher and FineWeb as long as no line or paragraph directly repeats the one before it
 (``adjacent_copies``: a copy-paste or a loop is not an entry's frame, whatever else the page holds). Gopher's
-top-n-gram rules are never excused: one phrase that dominates a page is keyword stuffing however new the rest is.
+top-n-gram rules only when the dominant n-gram opens the lines it occurs in (``gopher_repetition.opens_lines``: a
+list's frame, "Choose Format - ..."); one phrase stuffed through the sentences is keyword stuffing however new the
+rest is.
 
 Hand-written (no library measures this); computed only for a page that already fails a repetition rule.
 """
