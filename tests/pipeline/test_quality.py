@@ -925,6 +925,23 @@ def test_mean_word_length_is_judged_again_without_the_lines_of_code() -> None:
     assert judge("\n".join(code * 3), only(gopher_quality=GopherQualityConfig()))[0][0] == "gopher_above_avg_threshold"
 
 
+def test_mean_word_length_is_judged_again_without_link_targets() -> None:
+    """A Markdown README that links each item (the interpreter's module names, each to its documentation page):
+    the addresses are words of 50 characters and more to Gopher's rule; a reader reads the link texts."""
+    url = "https://docs.python.org/3/library/{0}.html#module-{0}"
+    items = [f"The [{m}]({url.format(m)}) module, to use with care." for m in _SUBJECTS[:40]]
+    page = "# Modules\n\nThe modules below are documented on their own pages.\n\n" + "\n".join(items)
+    paper = only(gopher_quality=GopherQualityConfig(skip_code_lines=False))
+    failure = judge(page, paper)[0]
+    assert failure is not None and failure[0] == "gopher_above_avg_threshold", failure
+    assert judge(page, only(gopher_quality=GopherQualityConfig()))[0] is None
+    bare = page.replace("The [", "The ").replace("](", " (see ")
+    assert judge(bare, only(gopher_quality=GopherQualityConfig()))[0] is None  # bare URLs are left out too
+    # a page that is only addresses has no words left: judged on them, and dropped
+    urls = "\n".join(f"https://example.com/{m}/{m}/{m}/index.html" for m in _SUBJECTS[:60])
+    assert judge(urls, only(gopher_quality=GopherQualityConfig()))[0][0] == "gopher_above_avg_threshold"
+
+
 def test_novel_words_are_not_vetoed_by_code_or_table_lines_that_repeat_in_a_row() -> None:
     """An API page's examples repeat statements and values in a row (``'hex',`` twice, Node.js's crypto page):
     that is not a paste, and the novelty excuse applies; a sentence right after its copy still vetoes it."""
