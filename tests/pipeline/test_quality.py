@@ -959,6 +959,27 @@ def test_novel_words_are_not_vetoed_by_code_or_table_lines_that_repeat_in_a_row(
     assert judge(pasted, default)[0][0] == "dup_line_frac"
 
 
+def test_one_block_pasted_twice_in_a_long_reference_page_is_a_slip_not_a_loop() -> None:
+    """A Debian copyright file of 68 KB that pastes one stanza twice (GCC's): the paste is 0.1 % of its text and
+    the repeats are the entries' frames; it is judged by novelty. Copies that are a real share of the page veto."""
+    import builtins
+
+    names = sorted({n.lower() for n in dir(builtins) if n.isalpha()} - set(_SUBJECTS))
+    note = "This tool is available since version 4.2 of the program."  # each entry's note: duplicate lines
+    entries = [f"{a.title()} tool\n\n{_FRAME.format(a, b)}\n\n{note}" for a, b in zip(_SUBJECTS, names, strict=False)]
+    page = "\n\n".join(entries)
+    assert len(page) > 25_000
+    default = only(gopher_repetition=GopherRepetitionConfig())
+    paper = only(gopher_repetition=GopherRepetitionConfig(min_novel_words=None))
+    frame = entries[40].split("\n\n")[1]
+    slip = page.replace(frame, f"{frame}\n\n{frame}", 1)
+    assert judge(slip, paper)[0][0].startswith("dup_")
+    assert judge(page, default)[0] is None and judge(slip, default)[0] is None
+    # every entry's note pasted twice: a quarter of the paragraphs are copies right after their own, a paste
+    pasted = "\n\n".join(e.replace(f"\n\n{note}", f"\n\n{note}\n\n{note}") for e in entries)
+    assert judge(pasted, default)[0][0] == "dup_para_frac"
+
+
 def test_c4_can_count_sentences_on_unpunctuated_lines_as_fineweb_does() -> None:
     """A database-schema page: one sentence of prose, then a column table whose descriptions are fragments without
     a final mark (column names from this interpreter's stdlib module names). C4 counts 1 sentence and drops it;

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import Any
 
 from pipeline.curate.config import FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
-from pipeline.curate.quality.novelty import novel_word_share, pasted
+from pipeline.curate.quality.novelty import adjacent_copies, novel_word_share
 from pipeline.text import terminal_punctuation
 
 #: FineWeb's "lines ending with punctuation" adds closing quotes and the Tibetan shad to datatrove's marks.
@@ -92,7 +91,8 @@ class FineWebRules:
 
 
 def _copied_line(lines: list[str], original: str) -> bool:
-    """Whether one of ``lines`` (the lines the rule judges) directly follows a copy of itself in ``original``."""
+    """Whether lines of ``lines`` (the lines the rule judges) that directly follow a copy of themselves in
+    ``original`` are a paste or a loop (``novelty.adjacent_copies``)."""
     judged = set(lines)
     written = [line for line in map(str.strip, original.split("\n")) if line]
-    return any(a == b and a in judged and pasted(a) for a, b in pairwise(written))
+    return adjacent_copies([line if line in judged else "" for line in written], len(original))

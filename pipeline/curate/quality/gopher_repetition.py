@@ -284,11 +284,11 @@ def repeats_frame_new_words(doc: Text, cfg: GopherRepetitionConfig) -> float:
 
 
 def copied_blocks(text: str) -> bool:
-    """Whether a paragraph or a line of ``text`` (as the paper-mode measures split them) directly repeats the one
-    before it."""
+    """Whether paragraphs or lines of ``text`` (as the paper-mode measures split them) that directly repeat the one
+    before them are a paste or a loop (``novelty.adjacent_copies``)."""
     paragraphs = [p for p in map(str.strip, _BLANK_LINES.split(text)) if p]
     lines = [line for line in map(str.strip, text.split("\n")) if line and has_word_char(line)]
-    return adjacent_copies(paragraphs) or adjacent_copies(lines)
+    return adjacent_copies(paragraphs, len(text)) or adjacent_copies(lines, len(text))
 
 
 #: the measures kept in ``metadata["quality"]`` (under these names) for every document that reaches them

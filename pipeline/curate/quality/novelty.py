@@ -98,7 +98,15 @@ def pasted(block: str) -> bool:
     return len(block.split()) >= PASTE_MIN_WORDS and not looks_like_code(block)
 
 
-def adjacent_copies(blocks: list[str]) -> bool:
-    """Whether a block (line or paragraph, stripped) that ``pasted`` accepts is followed directly by a copy of
-    itself."""
-    return any(a == b and pasted(a) for a, b in pairwise(blocks))
+#: copies right after their own block must be at least this share of a page's characters to make it a paste or
+#: a loop: one paragraph or line pasted twice in a 68-150 KB licence or pydoc page (GCC's and OpenJDK's Debian
+#: copyright files, ``inspect``'s help: 0.02-0.2 % of the characters) is an editing slip among entries whose
+#: repeats frame new words; the looped and pasted spam pages of the real-text set copy 77-95 % (docs/filters.md)
+PASTE_MIN_SHARE = 0.01
+
+
+def adjacent_copies(blocks: list[str], size: int) -> bool:
+    """Whether the blocks (lines or paragraphs, stripped) that ``pasted`` accepts and that directly follow a copy
+    of themselves hold at least ``PASTE_MIN_SHARE`` of ``size`` characters (the page's)."""
+    copied = sum(len(b) for a, b in pairwise(blocks) if a == b and pasted(a))
+    return copied > 0 and copied >= PASTE_MIN_SHARE * size
