@@ -876,9 +876,9 @@ def test_a_list_frame_that_opens_each_line_is_judged_by_novelty_not_as_keyword_s
     farm = "\n".join(f"Best online casino {keywords[i % 4]} {keywords[(i + 1) % 4]} now" for i in range(30))
     failure, _, metrics = judge(farm, default)
     assert failure is not None and metrics.get("novel_words", 0.0) < 0.05, (failure, metrics)
-    # a frame whose line is pasted twice in a row is a copy
+    # frames whose lines are pasted twice in a row (a quarter of them: a paste, not a slip) are copies
     lines = page.split("\n\n")
-    copied = "\n\n".join([*lines[:5], lines[5], *lines[5:]])
+    copied = "\n\n".join(line for i, line in enumerate(lines) for line in [line] * (2 if i % 4 == 0 else 1))
     assert judge(copied, default)[0][0].startswith("top_")
 
 
