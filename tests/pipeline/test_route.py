@@ -257,9 +257,7 @@ def test_domain_mining_recipe_loads_and_builds(tmp_path: Path, corpus) -> None:
     assert recipe.route_targets(by_name["finance"]) == []  # the team's folder is not classified
     assert recipe.stages.decontaminate is not None and recipe.stages.dedup is not None
     finance_quality = recipe.stages_for(by_name["finance"]).quality
-    # kept whole: C4's page rules judge it, no line is cut (configs/domain.yaml's settings)
-    assert finance_quality.c4 is not None and finance_quality.c4.rewrite_text is False
-    assert finance_quality.fineweb is None
+    assert finance_quality.c4 is None and finance_quality.fineweb is None  # kept whole
 
     data = yaml.safe_load((REPO / "configs" / "domain-mining.yaml").read_text())
     evals = tmp_path / "benchmark.jsonl"
