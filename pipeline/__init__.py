@@ -12,3 +12,8 @@ The modules beside them are shared by every step (the recipe, the run-directory 
 the accounting of every document read, the report). Stages never import Prefect; flows in ``flows/``
 build executors from a recipe and run them. The demo/test data generator lives outside, in ``sample/``.
 """
+
+from pipeline.hub_deferred import defer
+
+# before any module of the package imports datatrove, whose io module would import the Hub client (hub_deferred.py)
+defer()
