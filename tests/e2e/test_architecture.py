@@ -169,6 +169,7 @@ def _unit_cycles(graph) -> list[set[str]]:
 #: (``classifier``) above the recipe. A new unit takes its place here, below the units it imports.
 UNIT_ORDER = [
     # pipeline: what every step shares, then the readers, the stages, the recipe, the run
+    "pipeline.hub_deferred",
     "pipeline", "pipeline.errors", "pipeline.atomic", "pipeline.console", "pipeline.env", "pipeline.markdown",
     "pipeline.figures", "pipeline.charts", "pipeline.orphans", "pipeline.text", "pipeline.usage", "pipeline.wording",
     "pipeline.report_check",
