@@ -2,10 +2,12 @@
 
 ``datatrove.io`` runs ``from huggingface_hub import HfFileSystem`` at import (for ``hf://`` paths and one
 ``isinstance`` check) and ``datatrove.pipeline.writers`` imports its Hub writers, which take ``create_commit``,
-``CommitOperationAdd`` and five more names; each brings the Hub API client (httpx, HTTP/2, ``hf_api``):
+``CommitOperationAdd`` and five more names; each brings the Hub API client (``hf_api``, the file system, HTTP/2):
 0.25-0.3 CPU-s in every process that imports a datatrove executor, reader or writer -- the CLI, each pool
 worker, the extraction sandbox -- of a one-off ``tokenmill curate`` of 1.5-2 CPU-s (2-core VM, 2026-12-06;
-docs/fixed_cost.md). tokenmill runs offline, and local paths never touch the Hub.
+docs/fixed_cost.md). tokenmill runs offline, and local paths never touch the Hub. (``huggingface_hub.utils``,
+which the writers import as well, still brings httpx: ~0.03 CPU-s, a real submodule import no stand-in can
+replace.)
 
 ``defer()`` puts a stand-in for each name of ``DEFERRED`` into ``huggingface_hub``'s namespace before datatrove
 is imported (``huggingface_hub`` resolves its names lazily, PEP 562, so the package itself is cheap). A stand-in
