@@ -264,15 +264,24 @@ def opens_lines(doc: Text, cfg: GopherRepetitionConfig, n: int) -> bool:
     positions = NGrams(words).top_positions(n)
     if len(positions) < 2:
         return False
+    openings: dict[int, Counter[tuple[str, ...]]] = {}  # length -> how many lines open with each prefix of it
 
     def framing(p: int) -> bool:
         line = bisect_right(starts, p) - 1
         if line + 1 < len(starts) and starts[line + 1] < p + n:
             return True  # runs into the next line
-        opening = words[starts[line] : p + n]
-        return sum(candidate[: len(opening)] == opening for candidate in lines) > 1
+        size = p + n - starts[line]
+        if size not in openings:
+            openings[size] = Counter(tuple(candidate[:size]) for candidate in lines if len(candidate) >= size)
+        return openings[size][tuple(words[starts[line] : p + n])] > 1
 
-    return sum(map(framing, positions)) >= cfg.frame_line_share * len(positions)
+    allowed = len(positions) - cfg.frame_line_share * len(positions)  # occurrences that may lie outside a frame
+    outside = 0
+    for p in positions:
+        outside += not framing(p)
+        if outside > allowed:
+            return False
+    return True
 
 
 def repeats_frame_new_words(doc: Text, cfg: GopherRepetitionConfig) -> float:
