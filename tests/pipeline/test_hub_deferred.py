@@ -54,3 +54,11 @@ def test_a_stand_in_function_calls_the_real_one(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(hub_deferred.DEFERRED, "dumps", "json")
     dumps = hub_deferred.stand_in("dumps")
     assert dumps.__name__ == "dumps" and dumps({"a": 1}, sort_keys=True) == '{"a": 1}'
+
+
+def test_every_deferred_name_is_where_the_table_says() -> None:
+    import importlib
+
+    missing = [f"{m}.{n}" for n, m in hub_deferred.DEFERRED.items() if not hasattr(importlib.import_module(m), n)]
+    assert missing == []  # a huggingface_hub release moved one: update DEFERRED
+    assert set(hub_deferred.DEFERRED) >= hub_deferred.CLASSES
