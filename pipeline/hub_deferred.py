@@ -44,7 +44,7 @@ CLASSES = frozenset({"HfFileSystem", "CommitOperationAdd"})
 def _real(name: str) -> Any:
     """The real object, which from then on also replaces the stand-in in ``huggingface_hub``'s namespace."""
     real = getattr(importlib.import_module(DEFERRED[name]), name)
-    if DEFERRED.get(name, "").startswith("huggingface_hub."):
+    if name in huggingface_hub.__dict__:  # the stand-in ``defer`` put there
         huggingface_hub.__dict__[name] = real
     return real
 
@@ -68,12 +68,12 @@ class _Deferred(type):
 
 
 def _function(name: str) -> Callable[..., Any]:
-    def stand_in(*args: Any, **kwargs: Any) -> Any:
+    def deferred(*args: Any, **kwargs: Any) -> Any:
         return _real(name)(*args, **kwargs)
 
-    stand_in.__name__ = stand_in.__qualname__ = name
-    stand_in.__doc__ = f"Stands in for huggingface_hub.{name} until it is called (pipeline/hub_deferred.py)."
-    return stand_in
+    deferred.__name__ = deferred.__qualname__ = name
+    deferred.__doc__ = f"Stands in for huggingface_hub.{name} until it is called (pipeline/hub_deferred.py)."
+    return deferred
 
 
 def stand_in(name: str) -> Any:
