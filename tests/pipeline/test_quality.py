@@ -1005,6 +1005,31 @@ def test_c4_can_count_sentences_on_unpunctuated_lines_as_fineweb_does() -> None:
     assert C4Config().count_unpunctuated_lines is False
 
 
+def test_a_page_whose_every_line_c4_removes_is_dropped_as_c4s_not_as_an_empty_extraction() -> None:
+    """An index of briefs (Doxygen's "Data Structures", a list of chapter headings with descriptions): no line
+    ends in a terminal mark, but the descriptions read as prose, so the sentences counted on the unpunctuated
+    lines pass C4's minimum. The rewrite to punctuated lines then leaves nothing; the drop says so, as C4's rule
+    with the sentences it counted, instead of the next rule calling the empty text no_text."""
+    words = EN_SENTENCES[1].split()
+    briefs = [
+        line
+        for i, name in enumerate(_SUBJECTS[:12])
+        for line in (f"{name.title()}Context", f"The state of the {' '.join(words[i % 5 : i % 5 + 4])} in {name}")
+    ]
+    page = "\n".join(["Data Structures", *briefs])
+    config = only(c4=C4Config(count_unpunctuated_lines=True), fineweb=FineWebConfig())
+    failure, _, metrics = judge(page, config)
+    assert failure is not None and failure[0] == "c4_no_line_kept" and failure[1] >= 3, failure
+    assert metrics["c4_sentences"] == 0
+    # one punctuated line left: the rewrite keeps it and the page goes on to the next rules
+    failure = judge(
+        "\n\n".join([EN_SENTENCES[0].strip(), "\n".join(briefs)]), only(c4=C4Config(count_unpunctuated_lines=True))
+    )[0]
+    assert failure is None, failure
+    # without the fragment count the page is C4's too few sentences, as before
+    assert judge(page, only(c4=C4Config()))[0] == ("c4_too_few_sentences", 0.0)
+
+
 def test_novel_words_are_counted_in_windows_so_long_reference_pages_are_judged_like_short_ones() -> None:
     """An option list of 200 entries (4,000+ words; Postfix's postconf(5) has 84,000): each parameter, named
     after one of this interpreter's stdlib modules, is described twice, 100 entries apart. In the whole page no
