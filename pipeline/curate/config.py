@@ -184,6 +184,15 @@ class C4Config(StrictModel):
         "step runs without that filter); the text is still rewritten to the punctuated lines. false: C4's count on "
         "the kept lines; not in compat: datatrove",
     )
+    colon_lines: bool = Field(
+        default=False,
+        description="a line ending in a colon (':' or '：') ends like a sentence: prose that introduces a code example "
+        "or a list ('For example:'). false: C4's terminal marks only, as the paper defines them",
+    )
+
+
+#: the line endings ``colon_lines`` adds (ASCII and full-width colon)
+COLONS = (":", "：")
 
 
 class FineWebConfig(StrictModel):
@@ -192,6 +201,11 @@ class FineWebConfig(StrictModel):
     line_punct_thr: float | None = 0.12
     line_punct_exclude_zero: bool = False
     stop_chars: list[str] | None = Field(default=None, description="null: terminal punctuation of every script")
+    colon_lines: bool = Field(
+        default=False,
+        description="a line ending in a colon counts as ending in punctuation (as C4's colon_lines); false: FineWeb's "
+        "terminal marks only",
+    )
     short_line_thr: float | None = 0.67
     short_line_length: int = 30
     short_line_languages: list[str] | None = Field(

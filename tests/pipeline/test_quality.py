@@ -1005,6 +1005,33 @@ def test_c4_can_count_sentences_on_unpunctuated_lines_as_fineweb_does() -> None:
     assert C4Config().count_unpunctuated_lines is False
 
 
+def test_colon_lines_keep_the_prose_that_introduces_each_code_example_of_a_manual_page() -> None:
+    """A manual node as Octave's, Boost's or rustdoc's: each paragraph ends in ':' and introduces a code example
+    whose lines end in ';' or ')'. C4's marks remove every prose line, so the page is dropped; with
+    ``colon_lines`` the introductions stay (and FineWeb's line-punctuation rule counts them as punctuated), the
+    code is still removed, and a menu of short "Label:" lines is still not a sentence (C4's 5 words a line)."""
+    intros = [f"{sentence.strip().rstrip('.')}, as the following example shows:" for sentence in EN_SENTENCES[:4]]
+    code = [f"  result = {name}(value, {i});" for i, name in enumerate(_SUBJECTS[:4])]
+    page = "\n".join(line for pair in zip(intros, code, strict=True) for line in pair)
+    paper = only(c4=C4Config(count_unpunctuated_lines=True), fineweb=FineWebConfig(min_novel_words=None))
+    assert judge(page, paper)[0] is not None  # the paper's marks: the page has no punctuated line
+    colons = only(
+        c4=C4Config(count_unpunctuated_lines=True, colon_lines=True),
+        fineweb=FineWebConfig(min_novel_words=None, colon_lines=True),
+    )
+    failure, rewritten, metrics = judge(page, colons)
+    assert failure is None, failure
+    assert rewritten == "\n".join(intros) and metrics["c4_sentences"] >= 4  # the code lines are still removed
+    # C4's colon lines alone: FineWeb, judging the rewritten text with its own marks, would drop it
+    half = only(
+        c4=C4Config(count_unpunctuated_lines=True, colon_lines=True), fineweb=FineWebConfig(min_novel_words=None)
+    )
+    assert judge(page, half)[0][0] == "fineweb_line_punct_ratio"
+    labels = "\n".join(f"{name.title()}:" for name in _SUBJECTS[:30])
+    assert judge(labels, colons)[0][0] in ("c4_too_few_sentences", "c4_no_line_kept")
+    assert C4Config().colon_lines is False and FineWebConfig().colon_lines is False  # the papers' marks
+
+
 def test_a_page_whose_every_line_c4_removes_is_dropped_as_c4s_not_as_an_empty_extraction() -> None:
     """An index of briefs (Doxygen's "Data Structures", a list of chapter headings with descriptions): no line
     ends in a terminal mark, but the descriptions read as prose, so the sentences counted on the unpunctuated

@@ -8,7 +8,7 @@ import re
 from itertools import repeat
 from typing import Any
 
-from pipeline.curate.config import C4Config
+from pipeline.curate.config import COLONS, C4Config
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.stop_words import stop_word_matcher
 from pipeline.text import count_sentences, line_words, split_words, terminal_punctuation
@@ -79,7 +79,10 @@ class C4Rules:
         self.cfg = cfg
         self.citation_re = CITATION_REGEX
         self.policy = tuple(POLICY_SUBSTRINGS)
-        self.end_punctuation = tuple(cfg.end_punctuation)
+        # colon_lines: documentation introduces each code example and list with a sentence ending in ':' ("The
+        # following example finds the smallest divisor of a given integer:"); C4's marks removed every prose line
+        # of such pages and dropped them (docs/filters.md)
+        self.end_punctuation = tuple(cfg.end_punctuation) + (COLONS if cfg.colon_lines else ())
         self.sentence_end = frozenset(terminal_punctuation())
 
     def __call__(self, doc: Text, cfg: C4Config, metrics: dict[str, Any]) -> Failure | None:

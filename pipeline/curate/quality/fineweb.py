@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.curate.config import FineWebConfig
+from pipeline.curate.config import COLONS, FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
 from pipeline.curate.quality.novelty import adjacent_copies, novel_word_share
@@ -29,6 +29,8 @@ class FineWebRules:
             chars = terminal_punctuation()
         else:
             chars = tuple(sorted(set(terminal_punctuation()) | set(FINEWEB_EXTRA_STOP_CHARS)))
+        if cfg.colon_lines:  # the lines C4's colon_lines keeps are judged as ending in punctuation here too
+            chars = tuple(sorted(set(chars) | set(COLONS)))
         self.single_chars = frozenset(chars) if all(len(c) == 1 for c in chars) else None
         self.stop_chars = chars
         self.compat = compat
