@@ -23,6 +23,12 @@ per language and leaves out pages that are short, mostly English or untranslated
   function);
 * ``postfix-doc`` — Postfix's HTML documentation (README guides and its manual pages, ``postconf(5)``'s
   parameter list among them);
+* ``javadoc`` — the Java SE 17 API reference (``openjdk-17-doc``: one page per class, package and module, with
+  member summaries and details; class-use, source and index pages left out);
+* ``octave-doc`` — GNU Octave's manual and liboctave's reference as Texinfo HTML (one page per node, prose
+  around code examples, signature lists);
+* ``django-doc`` — Django's documentation (Sphinx: topic guides, the reference, release notes of bullet lists);
+* ``nodejs-doc`` — Node.js's API reference (one page per module, ``all.html`` the whole of it);
 * ``doc-html`` — other HTML under /usr/share/doc (whatever packages ship there);
 * ``info`` — GNU info manuals, one file per node (coreutils, find, grep, sed, tar … whatever is installed),
   as plain text (domain part);
@@ -50,6 +56,9 @@ EXTRA_ENGLISH = ["gimp-help-en", "libreoffice-help-en-us", "postgresql-doc-15", 
 #: builder v9: reference documentation of the kinds issue 21 names (function references, option lists,
 #: database-schema pages, help pages), English unless the package ships translations (apache2-doc)
 REFERENCE_FAMILIES = ["apache2-doc", "sqlite3-doc", "ffmpeg-doc", "cmake-doc", "libglib2.0-doc", "postfix-doc"]
+#: builder v10: API references and manuals of other generators (javadoc, Texinfo's HTML, Sphinx release notes
+#: and topic guides, Node.js's API pages), after a probe of 7 packages the set did not use (docs/filters.md)
+REFERENCE_FAMILIES += ["openjdk-17-doc", "octave-doc", "python-django-doc", "nodejs-doc"]
 APACHE_LANGUAGES = "da de es fr ja ko pt-br ru tr zh-cn".split()  # noqa: SIM905
 
 Candidate = tuple[str, str, Path, Path | None]
@@ -161,25 +170,35 @@ def _html_lang(page: Path) -> str | None:
     return _norm(match.group(1).decode()) if match else None
 
 
+#: folders of generated listings: search frames, Sphinx's sources and module code, javadoc's uses and sources
+LEFT_OUT_FOLDERS = ("search", "_static", "_sources", "_modules", "class-use", "src-html", "index-files")
+#: generated indexes of links (Sphinx, javadoc); javadoc's ``*-tree.html`` class hierarchies by name above
+LEFT_OUT_PAGES = ("genindex.html", "search.html", "py-modindex.html", "allclasses-index.html", "allpackages-index.html")
+
+
 def reference_candidates(root: Path) -> list[tuple[str, Path, None]]:
-    """(family, page, None) for the English-only reference families of builder v9 (``REFERENCE_FAMILIES`` but
-    Apache's, which is per language): search frames, Doxygen source listings and Sphinx's generated index and
-    search pages are left out (a code listing or a list of links is not a page of documentation)."""
+    """(family, page, None) for the English-only reference families of builders v9 and v10 (``REFERENCE_FAMILIES``
+    but Apache's, which is per language): search frames, Doxygen and javadoc source listings, javadoc's class-use
+    and index pages and Sphinx's generated index and search pages are left out (a code listing or a list of links is not a page of documentation)."""
     where = {
         "sqlite3-doc": ("sqlite3-doc", "usr/share/doc/sqlite3"),
         "ffmpeg-doc": ("ffmpeg-doc", "usr/share/doc/ffmpeg"),
         "cmake-doc": ("cmake-doc", "usr/share/doc/cmake-data/html"),
         "glib-doc": ("libglib2.0-doc", "usr/share/gtk-doc/html"),
         "postfix-doc": ("postfix-doc", "usr/share/doc/postfix/html"),
+        "javadoc": ("openjdk-17-doc", "usr/share/doc/openjdk-17-jre-headless/api"),
+        "octave-doc": ("octave-doc", "usr/share/doc/octave"),
+        "django-doc": ("python-django-doc", "usr/share/doc/python-django-doc/html"),
+        "nodejs-doc": ("nodejs-doc", "usr/share/doc/nodejs/api"),
     }
     out: list[tuple[str, Path, None]] = []
     for name, (package, sub) in where.items():
         folder = root / package / sub
         for page in sorted(folder.rglob("*.html")) if folder.is_dir() else []:
             parts = page.relative_to(folder).parts
-            if any(p in ("search", "_static", "_sources") for p in parts[:-1]):
+            if any(p in LEFT_OUT_FOLDERS for p in parts[:-1]):
                 continue
-            if page.name.endswith("_source.html") or page.name in ("genindex.html", "search.html"):
+            if page.name.endswith(("_source.html", "-tree.html")) or page.name in LEFT_OUT_PAGES:
                 continue
             out.append((name, page, None))
     return out
