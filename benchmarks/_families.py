@@ -179,7 +179,8 @@ LEFT_OUT_PAGES = ("genindex.html", "search.html", "py-modindex.html", "allclasse
 def reference_candidates(root: Path) -> list[tuple[str, Path, None]]:
     """(family, page, None) for the English-only reference families of builders v9 and v10 (``REFERENCE_FAMILIES``
     but Apache's, which is per language): search frames, Doxygen and javadoc source listings, javadoc's class-use
-    and index pages and Sphinx's generated index and search pages are left out (a code listing or a list of links is not a page of documentation)."""
+    and index pages and Sphinx's generated index and search pages are left out (a code listing or a list of links
+    is not a page of documentation)."""
     where = {
         "sqlite3-doc": ("sqlite3-doc", "usr/share/doc/sqlite3"),
         "ffmpeg-doc": ("ffmpeg-doc", "usr/share/doc/ffmpeg"),
