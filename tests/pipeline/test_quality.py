@@ -1032,6 +1032,34 @@ def test_colon_lines_keep_the_prose_that_introduces_each_code_example_of_a_manua
     assert C4Config().colon_lines is False and FineWebConfig().colon_lines is False  # the papers' marks
 
 
+def test_fineweb_judges_novelty_on_the_page_as_written_not_on_c4s_rewrite() -> None:
+    """A javadoc class page: the member summary repeats the first sentence of each member's details, and each
+    detail adds a "Returns:" value without a final mark. C4's rewrite keeps the punctuated lines only, so what is
+    left is each sentence twice (FineWeb's duplicated characters >= 10 %) and no word outside the repeats: judged on
+    that text the page is dropped. The entries' own words are in the lines C4 removed; novelty is counted on the
+    page as extracted (as the paste check already was), and the page is kept."""
+    names = _SUBJECTS[20:60]
+    summary = [f"Returns the {a} of this {b} node." for a, b in zip(names[:8], names[8:16], strict=True)]
+    details = [
+        line
+        for i, sentence in enumerate(summary)
+        for line in (
+            names[i].title(),
+            sentence,
+            "Returns:",
+            f"the {names[16 + i]} that {names[24 + i]} holds for {names[32 + i]}",
+        )
+    ]
+    page = "\n".join(["Method Summary", *summary, "Method Details", *details])
+    config = only(c4=C4Config(), fineweb=FineWebConfig())
+    failure, rewritten, metrics = judge(page, config)
+    assert failure is None, (failure, metrics)
+    assert metrics["char_dup_ratio"] >= 0.1 and metrics["novel_words"] >= FineWebConfig().min_novel_words
+    assert rewritten == "\n".join(summary + summary)  # C4 kept the sentences, each twice
+    # the rewrite alone, as the rule saw it before: no new word outside the repeats
+    assert judge(rewritten, only(fineweb=FineWebConfig()))[0][0] == "fineweb_char_dup_ratio"
+
+
 def test_a_page_whose_every_line_c4_removes_is_dropped_as_c4s_not_as_an_empty_extraction() -> None:
     """An index of briefs (Doxygen's "Data Structures", a list of chapter headings with descriptions): no line
     ends in a terminal mark, but the descriptions read as prose, so the sentences counted on the unpunctuated

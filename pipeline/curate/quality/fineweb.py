@@ -80,7 +80,11 @@ class FineWebRules:
             # removed is not a line this rule judges
             if compat or cfg.min_novel_words is None or _copied_line(lines, doc.original):
                 return "fineweb_char_dup_ratio", ratio
-            novel = novel_word_share(text)  # repeated lines that frame new words: a reference page's entries
+            # repeated lines that frame new words: a reference page's entries. Counted on the page as extracted, as
+            # Gopher's rules (which run before C4) count it: the rewrite removes the entries' own lines (a member's
+            # name, its unpunctuated "Returns:" value) and leaves javadoc's summary and details as each sentence
+            # twice, no word outside the repeats
+            novel = novel_word_share(doc.original)
             metrics["novel_words"] = round(novel, 4)
             if novel < cfg.min_novel_words:
                 return "fineweb_char_dup_ratio", ratio
