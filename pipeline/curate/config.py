@@ -170,6 +170,12 @@ class C4Config(StrictModel):
     max_word_length: int | None = 1000
     filter_lorem_ipsum: bool = True
     filter_javascript: bool = True
+    javascript_notices_only: bool = Field(
+        default=False,
+        description="with filter_javascript: remove only the lines that are a notice about the reader's browser "
+        "('Please enable JavaScript', 'JavaScript is disabled on your browser'), not every line that says "
+        "'javascript' (documentation of JavaScript APIs); false: C4's rule, every such line",
+    )
     filter_curly_bracket: bool = True
     filter_policy: bool = True
     rewrite_text: bool = Field(default=True, description="replace the text by the kept lines, as C4 does")

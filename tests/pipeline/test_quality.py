@@ -1060,6 +1060,28 @@ def test_fineweb_judges_novelty_on_the_page_as_written_not_on_c4s_rewrite() -> N
     assert judge(rewritten, only(fineweb=FineWebConfig()))[0][0] == "fineweb_char_dup_ratio"
 
 
+def test_javascript_notices_only_keeps_the_lines_of_a_javascript_reference_and_removes_the_notices() -> None:
+    """C4 removes every line that says "javascript", aiming at "Please enable JavaScript" notices; on a page that
+    documents JavaScript that removes the documentation. With ``javascript_notices_only`` a line goes only when it
+    says the script is off or asks the reader to switch it on; a page in another language keeps C4's rule."""
+    reference = [
+        f"{s.strip().rstrip('.')} in the JavaScript engine of {name}."
+        for s, name in zip(EN_SENTENCES[:4], _SUBJECTS, strict=False)
+    ]
+    notices = [
+        "JavaScript is disabled on your browser.",
+        "Please activate JavaScript to enable the search functionality.",
+    ]
+    page = "\n".join(reference + notices)
+    narrowed = only(c4=C4Config(javascript_notices_only=True))
+    failure, rewritten, _ = judge(page, narrowed)
+    assert failure is None and rewritten == "\n".join(reference), (failure, rewritten)
+    assert judge(page, only(c4=C4Config()))[0] == ("c4_too_few_sentences", 0.0)  # C4's rule: every line goes
+    # another language: the notice is not recognised there, so every line that says javascript goes, as in C4
+    assert judge(page, narrowed, language="cs")[0][0] == "c4_too_few_sentences"
+    assert C4Config().javascript_notices_only is False
+
+
 def test_a_page_whose_every_line_c4_removes_is_dropped_as_c4s_not_as_an_empty_extraction() -> None:
     """An index of briefs (Doxygen's "Data Structures", a list of chapter headings with descriptions): no line
     ends in a terminal mark, but the descriptions read as prose, so the sentences counted on the unpunctuated

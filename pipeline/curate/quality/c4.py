@@ -14,6 +14,14 @@ from pipeline.curate.quality.stop_words import stop_word_matcher
 from pipeline.text import count_sentences, line_words, split_words, terminal_punctuation
 
 SKIP_C4_PUNCT = "c4_terminal_punctuation"
+#: a line that mentions JavaScript is a notice about the reader's browser when it says the script is off or asks
+#: to switch it on (javadoc's "JavaScript is disabled on your browser.", Sphinx's "Please activate JavaScript to
+#: enable the search functionality.", LibreOffice's "Enable JavaScript in the browser to display ..."); a line of
+#: a JavaScript API reference ("Any Node-API call that requires a JavaScript value ...") is not
+_JAVASCRIPT_NOTICE = re.compile(
+    r"\b(?:enabl\w*|activat\w*|disabled|turn(?:ed)? (?:it )?on|switch(?:ed)? (?:it )?on|browser\w*)\b"
+    r"|\brequires? javascript\b|\bwithout javascript\b"
+)
 #: an unpunctuated line counts as a sentence (``count_unpunctuated_lines``) when it holds this many distinct stop
 #: words of its language, Gopher's minimum for a page: "Name of the schema that contains the constraint" (of, the,
 #: that) does, "Share this article Facebook X LinkedIn" and "Choose Data - Sort Ascending" do not
@@ -85,6 +93,17 @@ class C4Rules:
         self.end_punctuation = tuple(cfg.end_punctuation) + (COLONS if cfg.colon_lines else ())
         self.sentence_end = frozenset(terminal_punctuation())
 
+    @staticmethod
+    def _javascript_line(lowered: str, cfg: C4Config, language: str | None) -> bool:
+        """Whether C4's JavaScript rule removes this (lower-cased) line. The notices are recognised in English
+        only; a page in another language keeps C4's rule (LibreOffice's Czech "… je nutné povolit v prohlížeči
+        JavaScript." is the whole text of its browser-help page)."""
+        if "javascript" not in lowered:
+            return False
+        if not cfg.javascript_notices_only or language != "en":
+            return True
+        return _JAVASCRIPT_NOTICE.search(lowered) is not None
+
     def __call__(self, doc: Text, cfg: C4Config, metrics: dict[str, Any]) -> Failure | None:
         kept: list[str] = []
         kept_tokens: list[list[str]] = []
@@ -131,14 +150,14 @@ class C4Rules:
                     min_sentences is not None
                     and prose is not None
                     and prose(line) >= FRAGMENT_MIN_STOP_WORDS
-                    and not (cfg.filter_javascript and "javascript" in lowered)
+                    and not (cfg.filter_javascript and self._javascript_line(lowered, cfg, doc.language))
                     and not (cfg.filter_policy and any(p in lowered for p in self.policy))
                 ):
                     fragments += count_sentences(split_words(line), self.sentence_end)
                 continue
             if cfg.filter_lorem_ipsum and "lorem ipsum" in lowered:
                 return "c4_lorem_ipsum", 1.0
-            if cfg.filter_javascript and "javascript" in lowered:
+            if cfg.filter_javascript and self._javascript_line(lowered, cfg, doc.language):
                 continue
             if cfg.filter_curly_bracket and "{" in line:
                 return "c4_curly_bracket", float(line.count("{"))
