@@ -129,6 +129,35 @@ RESCUE_MIN_GAIN = 3
 RESCUE_MAX_WORDS = 100
 
 
+#: a heading's section number ("2.7.3 ", "11.2. "), which a page's <title> leaves out
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.?\s+")
+
+
+def title_heading(tree):
+    """The heading that names the page: the first ``h1``-``h6`` whose text, without a section number, opens the
+    page's ``<title>``, else the first that is part of it (a title "Site | Page"), else the first ``h1``, else
+    the first ``h2``.
+
+    Why the title: a site header can be the first ``h1`` (Django's documentation: the "Django" logo link), and
+    Texinfo's HTML gives a node's title as ``h3``/``h4`` ("2.7.3 Comments and the Help System" under
+    ``<title>Comments and the Help System (GNU Octave …)</title>``); documentation generators write the page's
+    title into ``<title>``, mostly first and with the site's name after it ("What to read next — Django 3.2.25
+    documentation", whose site header "Django 3.2.25 documentation" is part of the title too)."""
+    title = " ".join((tree.title or "").split())
+    if title:
+        headings = []
+        for node in tree.body.query_selector_all("h1, h2, h3, h4, h5, h6").values():
+            # without its section number and a permalink mark (Sphinx's "¶")
+            words = _SECTION_NUMBER.sub("", " ".join(node.text.split())).rstrip("¶§#🔗 ")
+            if len(words) >= 3 and words in title:
+                if title.startswith(words):
+                    return node
+                headings.append(node)
+        if headings:
+            return headings[0]
+    return tree.body.query_selector("h1") or tree.body.query_selector("h2")
+
+
 def _with_titled_content(tree, text: str, extract) -> str:
     """``text``, or the page extracted again with the ``id``/``class`` of the elements around its title removed
     when main-content extraction cut the element that holds the title and most of the text.
@@ -148,7 +177,7 @@ def _with_titled_content(tree, text: str, extract) -> str:
     kept = len(text.split())
     if kept >= RESCUE_MAX_WORDS:
         return text
-    heading = tree.body.query_selector("h1") or tree.body.query_selector("h2")
+    heading = title_heading(tree)
     if heading is None:
         return text
     chain, node = [], heading.parent

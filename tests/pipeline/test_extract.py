@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from datatrove.data import Document
+from resiliparse.parse.html import HTMLTree
 
 import pipeline.curate.extract as extract_module
 from pipeline.curate.config import ExtractConfig
@@ -243,6 +244,33 @@ def test_main_content_keeps_the_titled_text_that_a_script_would_show(keep: bool)
     # hidden text that is not the titled content (a menu the script opens) stays out
     menu = page.replace("</body>", '<div hidden="true"><h3>Menu</h3><p>Open the modules menu here.</p></div></body>')
     assert "Open the modules menu" not in extract_module.extract_resiliparse(menu)
+
+
+def test_the_titled_element_is_found_by_the_page_title_not_by_the_first_h1() -> None:
+    """Django's documentation puts the site header in the first ``h1`` and the page's title in a later one (with
+    Sphinx's "¶" permalink), and cuts as boilerplate a section whose id names related links; Texinfo's HTML titles
+    a node with an ``h4`` and a section number. The heading that names the page is the one the ``<title>`` opens
+    with (the site header is part of the title too), and its element is read again as before."""
+    from pydoc_data.topics import topics
+
+    wanted = " ".join(topics["del"].split()[10:20])
+    page = _command_page("s-related-objects-reference").replace(
+        "<html><body>",
+        "<html><head><title>The del statement — Example 3.2 documentation</title></head><body>"
+        '<div id="hd"><h1><a href="/">Example 3.2 documentation</a></h1></div>',
+    )
+    page = page.replace("<h2>DELETE</h2>", '<h1>The del statement<a class="headerlink" href="#x">¶</a></h1>')
+    assert wanted not in extract_module.extract_resiliparse(page, keep_titled_content=False)
+    assert wanted in extract_module.extract_resiliparse(page)
+    texinfo = _command_page("Comments-and-the-Help-System").replace(
+        "<html><body>", "<html><head><title>The del statement (Example manual)</title></head><body>"
+    )
+    texinfo = texinfo.replace("<h2>DELETE</h2>", '<h4 class="subsection">2.7.3 The del statement</h4>')
+    assert wanted not in extract_module.extract_resiliparse(texinfo, keep_titled_content=False)
+    assert wanted in extract_module.extract_resiliparse(texinfo)
+    # no heading in the title: the first h1 (then h2), as before
+    tree = HTMLTree.parse("<html><head><title>Other</title></head><body><h2>B</h2><h1>A title</h1></body></html>")
+    assert extract_module.title_heading(tree).text == "A title"
 
 
 def test_the_normalisation_table_applied_per_replacement_is_str_translate() -> None:
