@@ -176,10 +176,11 @@ class C4Rules:
             return "c4_too_few_sentences", float(sentences + fragments)
         if cfg.rewrite_text:
             if not kept:
-                # every line was removed, yet the sentences counted on removed lines (count_unpunctuated_lines)
-                # passed the check: the page has no line that ends in a terminal mark (an index of briefs, a
-                # list of headings, code introduced by "…:"). Said here, as C4's, rather than left to the next
-                # rule, which met an empty text and called it no_text as if extraction had found nothing
+                # the line filters removed every line, and the sentence check passed on the removed lines'
+                # sentences (count_unpunctuated_lines) or did not run (min_num_sentences null, a script without
+                # sentence marks): an index of briefs, a list of headings, code introduced by "…:". Said here, as
+                # C4's, rather than left to the next rule, which met an empty text and called it no_text as if
+                # extraction had found nothing
                 return "c4_no_line_kept", float(fragments)
             # kept lines are stripped and non-empty, so they are exactly the new text's lines
             doc.replace("\n".join(kept), kept_tokens if complete else None)
