@@ -31,6 +31,7 @@ from resiliparse.parse.html import HTMLTree
 
 from pipeline.base import AccountedStep, Drop, read_error_drop
 from pipeline.curate.config import ExtractConfig
+from pipeline.curate.link_text import mostly_links
 from pipeline.text import normalize_text
 
 if TYPE_CHECKING:
@@ -49,18 +50,6 @@ TOC_SELECTOR = "div.toc, #toc, .table-of-contents, nav.toc, div.contents.topic, 
 NAVIGATION_SELECTOR = "nav, header, footer, aside, menu, [role=navigation]"
 
 
-def _mostly_links(ul, text_chars: int) -> bool:
-    """Whether the list's link text is at least half of its ``text_chars``; stops counting once it is (a menu of
-    links is decided after half its links: each node resiliparse wraps costs ~2 µs, and this was two thirds of the
-    extraction's CPU on generated crawls, ``benchmarks/stage_bench.py web``)."""
-    link_text = 0
-    for a in ul.query_selector_all("a").values():
-        link_text += len(a.text.strip())
-        if link_text * 2 >= text_chars:
-            return True
-    return False
-
-
 def keep_content_lists(tree) -> int:
     """Turn each bulleted list whose text is mostly not link text, outside navigation, into one block per item
     (without the bullet: an item whose text is a ``<p>`` would leave the bullet alone on a line); returns how
@@ -76,14 +65,16 @@ def keep_content_lists(tree) -> int:
     # ``values()``: a node list's Python iteration wraps each node on its own (~10 µs a node, ``ul.query_selector_all``
     # and ``reversed`` over it were most of this function on generated crawls); the list is the same nodes in order
     for ul in reversed(tree.body.query_selector_all("ul").values()):
-        if ul.parent is None or ul.closest(NAVIGATION_SELECTOR) is not None:
-            continue
+        # the cheaper tests first: most lists are menus of links, and ``closest`` costs ~9 µs a list
         text = len(ul.text.strip())
-        if not text or _mostly_links(ul, text):
+        if not text or mostly_links(ul, text) or ul.closest(NAVIGATION_SELECTOR) is not None:
+            continue
+        parent = ul.parent  # wrapped only here: each node resiliparse hands to Python costs ~2 µs
+        if parent is None:
             continue
         block = tree.create_element("div")
         block.inner_html = "".join(f"<div>{li.inner_html}</div>" for li in ul.children.values() if li.tag == "li")
-        ul.parent.replace_child(block, ul)
+        parent.replace_child(block, ul)
         kept += 1
     return kept
 
@@ -187,7 +178,7 @@ def _with_titled_content(tree, text: str, extract) -> str:
     if not chain:
         return text
     titled = chain[-1].text
-    if len(titled.split()) < RESCUE_MIN_GAIN * max(1, kept) or _mostly_links(chain[-1], len(titled.strip())):
+    if len(titled.split()) < RESCUE_MIN_GAIN * max(1, kept) or mostly_links(chain[-1], len(titled.strip())):
         return text  # kept most of it, or what was cut is a list of links (an index, a site map)
     changed = False
     for node in chain:
