@@ -103,6 +103,13 @@ def _check(condition: bool, what: str) -> None:
         raise UnsupportedModel(what)
 
 
+#: scikit-learn's default ``token_pattern``, and the same tokens found ~20 % faster: a match of ``\w\w+`` can
+#: only start where a run of word characters starts (a one-character run fails there, and the next position is
+#: not a word character) and takes the whole run, which is what ``\b…\b`` asks for
+DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+RUNS_OF_TWO_OR_MORE = re.compile(r"\w\w+")
+
+
 class LinearToxicityScorer:
     """``BundledScorer``'s ``scores``/``score_units`` on the same pickles, without scikit-learn (module docstring)."""
 
@@ -125,10 +132,13 @@ class LinearToxicityScorer:
             _check(v.get(key) == value, f"vectorizer.{key} = {v.get(key)!r}")
         token_pattern = re.compile(v["token_pattern"])
         _check(token_pattern.groups <= 1, "token_pattern has groups")
+        if v["token_pattern"] == DEFAULT_TOKEN_PATTERN:
+            token_pattern = RUNS_OF_TWO_OR_MORE
         self.findall = token_pattern.findall
         self.vocabulary: dict[str, int] = v["vocabulary_"]
         self.idf = np.asarray(v["_tfidf"].idf_, dtype=np.float64)
         self.stop_words = english_stop_words()
+        self.vocabulary_has_stop_words = not self.stop_words.isdisjoint(self.vocabulary)
 
         m = model.__dict__
         _check(model._class.endswith(".CalibratedClassifierCV"), f"model is {model._class}")
@@ -155,12 +165,24 @@ class LinearToxicityScorer:
         """``CountVectorizer.transform`` of each text: ``{vocabulary index: count}`` in first-occurrence order."""
         vocabulary, stop_words, findall = self.vocabulary, self.stop_words, self.findall
         rows = []
+        if self.vocabulary_has_stop_words:
+            for text in texts:
+                counter: dict[int, int] = {}
+                for token in findall(text.lower()):
+                    if token in stop_words:
+                        continue
+                    index = vocabulary.get(token)
+                    if index is not None:
+                        counter[index] = counter.get(index, 0) + 1
+                rows.append(counter)
+            return rows
+        # scikit-learn builds the vocabulary after removing stop words, so none is in it and the lookup alone
+        # decides: done by ``map`` in C, the Python step is only for tokens in the vocabulary (a step per token
+        # was ~3 % of a web curation's CPU on generated crawls)
+        get = vocabulary.get
         for text in texts:
-            counter: dict[int, int] = {}
-            for token in findall(text.lower()):
-                if token in stop_words:
-                    continue
-                index = vocabulary.get(token)
+            counter = {}
+            for index in map(get, findall(text.lower())):
                 if index is not None:
                     counter[index] = counter.get(index, 0) + 1
             rows.append(counter)

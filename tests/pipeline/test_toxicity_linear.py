@@ -99,3 +99,15 @@ def test_another_scikit_learn_version_is_not_reproduced(monkeypatch):
     monkeypatch.setattr(linear, "_installed_sklearn", lambda: "0.0.1")
     with pytest.raises(UnsupportedModel, match="pickled with scikit-learn"):
         LinearToxicityScorer(bundled_data_dir())
+
+
+def test_the_faster_token_pattern_finds_scikit_learns_tokens():
+    import re
+
+    from pipeline.curate.toxicity_linear import DEFAULT_TOKEN_PATTERN, RUNS_OF_TWO_OR_MORE
+
+    rng = random.Random(5)
+    alphabet = "ab Z_09 .'-é\u0301ßΩж中\u200b\t\n"  # word characters of several kinds, marks, spaces
+    texts = EDGE_CASES + ["".join(rng.choices(alphabet, k=rng.randint(0, 40))) for _ in range(3000)]
+    sklearn_tokens = re.compile(DEFAULT_TOKEN_PATTERN).findall
+    assert all(RUNS_OF_TWO_OR_MORE.findall(t.lower()) == sklearn_tokens(t.lower()) for t in texts)
