@@ -205,6 +205,28 @@ def count_sentences(tokens: list[str], sentence_end: frozenset[str]) -> int:
     return sentences
 
 
+#: what may follow a line's last sentence: closing quotes and brackets (all punctuation), spaces
+_SENTENCE_CLOSERS = ")\"'»”’] \t"
+
+
+@lru_cache(maxsize=8)
+def _sentence_tail(sentence_end: frozenset[str]) -> str:
+    return "".join(sorted(sentence_end)) + _SENTENCE_CLOSERS
+
+
+def line_sentences(line: str, sentence_end: frozenset[str]) -> int:
+    """``count_sentences(split_words(line), sentence_end)``, without splitting a line whose only sentence-final
+    marks are at its end (two lines of three in the real-text set): a line is one sentence unless a final-mark
+    token is followed by a token that starts with no punctuation. Every final mark is one character, so with
+    none left once the closing run (final marks, closing quotes and brackets, spaces) is stripped, the final-mark
+    tokens all lie in that run, and every token after them is made of its characters: punctuation or another
+    final mark, which starts no sentence. Tokens never start in that run and reach back into the text before it.
+    """
+    if sentence_end.isdisjoint(line.rstrip(_sentence_tail(sentence_end))):
+        return 1
+    return count_sentences(split_words(line), sentence_end)
+
+
 def split_paragraphs(text: str) -> list[str]:
     """``re.split(r"\n{2,}", text.strip())`` — Gopher's paragraphs — with ``str.split`` (~5x faster,
     benchmarks/micro_timings.py)."""

@@ -11,7 +11,7 @@ from typing import Any
 from pipeline.curate.config import COLONS, C4Config
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.stop_words import stop_word_matcher
-from pipeline.text import count_sentences, line_words, split_words, terminal_punctuation
+from pipeline.text import count_sentences, line_sentences, line_words, terminal_punctuation
 
 SKIP_C4_PUNCT = "c4_terminal_punctuation"
 #: a line that mentions JavaScript is a notice about the reader's browser when it says the script is off or asks
@@ -153,7 +153,7 @@ class C4Rules:
                     and not (cfg.filter_javascript and self._javascript_line(lowered, cfg, doc.language))
                     and not (cfg.filter_policy and any(p in lowered for p in self.policy))
                 ):
-                    fragments += count_sentences(split_words(line), self.sentence_end)
+                    fragments += line_sentences(line, self.sentence_end)
                 continue
             if cfg.filter_lorem_ipsum and "lorem ipsum" in lowered:
                 return "c4_lorem_ipsum", 1.0
@@ -164,9 +164,13 @@ class C4Rules:
             if cfg.filter_policy and any(p in lowered for p in self.policy):
                 continue
             if min_sentences is not None:
+                # the tokens a compat word count split are reused; otherwise a line is split only when its
+                # sentences cannot be counted without (line_sentences), and the rewrite's tokens are left to be
+                # computed if a later rule asks (none does in the paper mode)
                 if tokens is None:
-                    tokens = split_words(line)
-                sentences += count_sentences(tokens, self.sentence_end)
+                    sentences += line_sentences(line, self.sentence_end)
+                else:
+                    sentences += count_sentences(tokens, self.sentence_end)
             kept.append(line)
             if tokens is not None:
                 kept_tokens.append(tokens)
