@@ -2,7 +2,7 @@
 
 Why not the DOM alone: resiliparse wraps each node it hands to Python (~2 µs a node), and a page's lists hold
 many links (6.7 an ``<ul>`` on generated crawls): wrapping every ``<a>`` to read its text was ~0.07-0.12 ms a
-page, a tenth of a web curation's marginal cost (docs/fixed_cost.md, "Link text"). The element's
+page, a tenth of a web curation's marginal cost (docs/fixed_cost.md, fourth pass). The element's
 HTML is one C call, and lexbor serialises it so that a regular expression reads the link texts exactly: tag
 and attribute names lower-case, attribute values in double quotes with ``<``, ``>``, ``&`` and ``"`` escaped,
 text with ``&``, ``<``, ``>`` and U+00A0 escaped. So the text between an ``<a …>`` and its ``</a>``, without the
