@@ -195,10 +195,18 @@ class C4Config(StrictModel):
         description="a line ending in a colon (':' or '：') ends like a sentence: prose that introduces a code example "
         "or a list ('For example:'). false: C4's terminal marks only, as the paper defines them",
     )
+    closing_brackets: bool = Field(
+        default=False,
+        description="a line whose final mark is followed by closing brackets or single quotes ('(These types are "
+        "explained below.)') ends like a sentence. false: the mark must be the line's last character, as in C4",
+    )
 
 
 #: the line endings ``colon_lines`` adds (ASCII and full-width colon)
 COLONS = (":", "：")
+#: what may close a sentence after its final mark under ``closing_brackets``: brackets (ASCII, full-width, CJK) and
+#: single quotes (double quotes are C4's own end marks)
+CLOSING_BRACKETS = ")]）］】〕」’'"
 
 
 class FineWebConfig(StrictModel):
@@ -211,6 +219,11 @@ class FineWebConfig(StrictModel):
         default=False,
         description="a line ending in a colon counts as ending in punctuation (as C4's colon_lines); false: FineWeb's "
         "terminal marks only",
+    )
+    closing_brackets: bool = Field(
+        default=False,
+        description="a line whose final mark is followed by closing brackets or single quotes ends in punctuation "
+        "(as C4's closing_brackets); false: FineWeb's terminal marks as the line's last character",
     )
     short_line_thr: float | None = 0.67
     short_line_length: int = 30

@@ -1152,3 +1152,57 @@ def test_hash_ratio_counts_hashtags_not_markdown_headings_rule_lines_or_preproce
     assert judge(page, QualityConfig(compat="datatrove", c4=None, fineweb=None, gopher_repetition=None))[0][0] == (
         "gopher_too_many_hashes"
     )
+
+
+def test_closing_brackets_keep_the_paragraphs_that_end_in_a_parenthesised_sentence() -> None:
+    """A guide page as GnuCash's "Other Assets Described": each paragraph closes with a sentence in parentheses
+    ("(These asset types are explained individually below.)"), so its last character is ')' and C4's marks remove
+    every line. With ``closing_brackets`` a final mark followed by closing brackets or single quotes ends the line
+    (FineWeb counts it as punctuated too); a line that ends in a parenthesis without a mark is still a fragment."""
+    closers = [")", ")", "]", "’)"]
+    paragraphs = [
+        f"{sentence.strip()} ({EN_SENTENCES[i + 4].strip().rstrip('.')}.{closers[i]}"
+        for i, sentence in enumerate(EN_SENTENCES[:4])
+    ]
+    page = "\n".join(paragraphs)
+    paper = only(c4=C4Config(), fineweb=FineWebConfig(min_novel_words=None))
+    assert judge(page, paper)[0] is not None  # every line ends in a bracket: none is kept
+    closing = only(
+        c4=C4Config(closing_brackets=True), fineweb=FineWebConfig(min_novel_words=None, closing_brackets=True)
+    )
+    failure, rewritten, _ = judge(page, closing)
+    assert failure is None, failure
+    assert rewritten == page
+    half = only(c4=C4Config(closing_brackets=True), fineweb=FineWebConfig(min_novel_words=None))
+    assert judge(page, half)[0][0] == "fineweb_line_punct_ratio"  # FineWeb's own marks would drop what C4 kept
+    unmarked = "\n".join(
+        f"{s.strip().rstrip('.')} (see the {name} chapter)" for s, name in zip(EN_SENTENCES[:6], _SUBJECTS)
+    )
+    assert judge(unmarked, closing)[0][0] in ("c4_too_few_sentences", "c4_no_line_kept")
+    assert C4Config().closing_brackets is False and FineWebConfig().closing_brackets is False  # the papers' marks
+
+
+def test_the_web_recipe_keeps_a_tutorial_whose_example_output_is_tables_of_figures() -> None:
+    """A tutorial as pandas' "10 minutes to pandas": prose between printed tables of figures (dates, decimals),
+    whose words hold no letter. Gopher's 80 % rule drops it (fewer than 4 words in 5 have a letter);
+    configs/web.yaml asks for half, as configs/domain.yaml does for filings, and still drops a table of figures
+    with a caption."""
+    from pipeline.config import load_recipe
+
+    recipe = load_recipe(REPO / "configs" / "web.yaml")
+    stages = recipe.stages_for(recipe.sources[0])
+    assert stages.quality is not None and stages.quality.gopher_quality.min_alpha_words_ratio == 0.5
+    rng = random.Random(2)
+    blocks = []
+    for i, sentence in enumerate(EN_SENTENCES[:8]):
+        rows = [f"2013-01-{d:02d}  " + "  ".join(f"{rng.uniform(-2, 2):.6f}" for _ in range(4)) for d in range(1, 5)]
+        blocks.append(f"{sentence.strip()} The table below shows the {_SUBJECTS[i]} for each day.\n" + "\n".join(rows))
+    page = "\n\n".join(blocks)
+    web = QualityStage(stages.quality)
+    gopher = only(gopher_quality=GopherQualityConfig())
+    assert judge(page, gopher)[0][0] == "gopher_below_alpha_threshold"
+    assert web.judge(page, "en")[0] is None
+    table = "Daily figures.\n" + "\n".join(
+        f"2013-01-{d:02d}  " + "  ".join(f"{rng.uniform(-2, 2):.6f}" for _ in range(8)) for d in range(1, 29)
+    )
+    assert web.judge(table, "en")[0] is not None

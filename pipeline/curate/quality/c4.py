@@ -8,7 +8,7 @@ import re
 from itertools import repeat
 from typing import Any
 
-from pipeline.curate.config import COLONS, C4Config
+from pipeline.curate.config import CLOSING_BRACKETS, COLONS, C4Config
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.stop_words import stop_word_matcher
 from pipeline.text import count_sentences, line_sentences, line_words, terminal_punctuation
@@ -137,7 +137,8 @@ class C4Rules:
                 cleaned = self.citation_re.sub("", line)
                 if cleaned != line:
                     line, tokens = cleaned, None
-            fragment = terminal_punct and (not line.endswith(self.end_punctuation) or line.endswith("..."))
+            end = line.rstrip(CLOSING_BRACKETS) if cfg.closing_brackets else line
+            fragment = terminal_punct and (not end.endswith(self.end_punctuation) or end.endswith("..."))
             if fragment and not count_fragments:
                 continue
             # C4's code counts the words after removing citations, datatrove before

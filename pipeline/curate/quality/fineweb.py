@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.curate.config import COLONS, FineWebConfig
+from pipeline.curate.config import CLOSING_BRACKETS, COLONS, FineWebConfig
 from pipeline.curate.quality.document import NO_SENTENCE_MARK_LANGUAGES, Failure, Text
 from pipeline.curate.quality.gopher_repetition import find_duplicates
 from pipeline.curate.quality.novelty import adjacent_copies, novel_word_share
@@ -34,8 +34,14 @@ class FineWebRules:
         self.single_chars = frozenset(chars) if all(len(c) == 1 for c in chars) else None
         self.stop_chars = chars
         self.compat = compat
+        # the lines C4's closing_brackets keeps ("… below.)") are judged as ending in punctuation here too
+        self.closers = CLOSING_BRACKETS if cfg.closing_brackets else ""
 
     def _ends(self, line: str) -> bool:
+        if self.closers:
+            line = line.rstrip(self.closers)
+            if not line:
+                return False
         if self.single_chars is not None:  # one set lookup instead of endswith over 159 marks
             return line[-1] in self.single_chars
         return line.endswith(self.stop_chars)
