@@ -1176,7 +1176,8 @@ def test_closing_brackets_keep_the_paragraphs_that_end_in_a_parenthesised_senten
     half = only(c4=C4Config(closing_brackets=True), fineweb=FineWebConfig(min_novel_words=None))
     assert judge(page, half)[0][0] == "fineweb_line_punct_ratio"  # FineWeb's own marks would drop what C4 kept
     unmarked = "\n".join(
-        f"{s.strip().rstrip('.')} (see the {name} chapter)" for s, name in zip(EN_SENTENCES[:6], _SUBJECTS)
+        f"{s.strip().rstrip('.')} (see the {name} chapter)"
+        for s, name in zip(EN_SENTENCES[:6], _SUBJECTS[:6], strict=True)
     )
     assert judge(unmarked, closing)[0][0] in ("c4_too_few_sentences", "c4_no_line_kept")
     assert C4Config().closing_brackets is False and FineWebConfig().closing_brackets is False  # the papers' marks
