@@ -106,6 +106,12 @@ class GopherQualityConfig(StrictModel):
     min_alpha_words_ratio: float | None = Field(
         default=0.8, description="least share of words with a letter (datatrove: max_non_alpha_words_ratio)"
     )
+    figures_alpha_ratio: float | None = Field(
+        default=None,
+        description="a page under min_alpha_words_ratio is kept when at least this share of its words hold a letter "
+        "and no run of 10 consecutive integers numbers its lines (a source listing's gutter): its other words are "
+        "the figures of tables and printed output. null: Gopher's rule alone",
+    )
     min_stop_words: int | None = 2
     stop_words: dict[str, list[str]] = Field(
         default={}, description="per-language lists that replace the built-in ones; [] switches the rule off"

@@ -1186,13 +1186,14 @@ def test_closing_brackets_keep_the_paragraphs_that_end_in_a_parenthesised_senten
 def test_the_web_recipe_keeps_a_tutorial_whose_example_output_is_tables_of_figures() -> None:
     """A tutorial as pandas' "10 minutes to pandas": prose between printed tables of figures (dates, decimals),
     whose words hold no letter. Gopher's 80 % rule drops it (fewer than 4 words in 5 have a letter);
-    configs/web.yaml asks for half, as configs/domain.yaml does for filings, and still drops a table of figures
-    with a caption."""
+    configs/web.yaml's ``figures_alpha_ratio`` keeps it, as half its words hold one. A table of figures under a
+    caption is still dropped, and so is a source listing, whose line-number gutter is what lacks letters."""
     from pipeline.config import load_recipe
 
     recipe = load_recipe(REPO / "configs" / "web.yaml")
     stages = recipe.stages_for(recipe.sources[0])
-    assert stages.quality is not None and stages.quality.gopher_quality.min_alpha_words_ratio == 0.5
+    assert stages.quality is not None and stages.quality.gopher_quality.figures_alpha_ratio == 0.5
+    assert GopherQualityConfig().figures_alpha_ratio is None  # Gopher's rule alone
     rng = random.Random(2)
     blocks = []
     for i, sentence in enumerate(EN_SENTENCES[:8]):
@@ -1206,4 +1207,15 @@ def test_the_web_recipe_keeps_a_tutorial_whose_example_output_is_tables_of_figur
     table = "Daily figures.\n" + "\n".join(
         f"2013-01-{d:02d}  " + "  ".join(f"{rng.uniform(-2, 2):.6f}" for _ in range(8)) for d in range(1, 29)
     )
-    assert web.judge(table, "en")[0] is not None
+    assert web.judge(table, "en")[0][0] == "gopher_below_alpha_threshold"
+    code = [f"/// Returns the {name} of the given value, as the caller asked." for name in _SUBJECTS[:40]]
+    listing = (
+        "\n".join(str(n) for n in range(1, 10 * len(code) + 1))
+        + "\n"
+        + "\n".join(
+            f"{line}\npub fn {name}(x: u32) -> u32 {{ x + 1 }}" for line, name in zip(code, _SUBJECTS[:40], strict=True)
+        )
+    )
+    ratio = judge(listing, gopher)[0]
+    assert ratio[0] == "gopher_below_alpha_threshold" and ratio[1] >= 0.5  # above the figures' share ...
+    assert web.judge(listing, "en")[0][0] == "gopher_below_alpha_threshold"  # ... but its lines are numbered
