@@ -1219,3 +1219,16 @@ def test_the_web_recipe_keeps_a_tutorial_whose_example_output_is_tables_of_figur
     ratio = judge(listing, gopher)[0]
     assert ratio[0] == "gopher_below_alpha_threshold" and ratio[1] >= 0.5  # above the figures' share ...
     assert web.judge(listing, "en")[0][0] == "gopher_below_alpha_threshold"  # ... but its lines are numbered
+
+
+def test_closing_brackets_leave_a_line_that_ends_in_a_closing_mark_as_it_was() -> None:
+    """「…」 is a sentence's end mark in C4's list; stripping closers must not turn such a line into a fragment."""
+    line = "「これは括弧の中で終わる文です、そして続きます」"
+    page = "\n".join([line] * 1 + [f"これは{i}番目の文です。" for i in range(6)])
+    for closing in (False, True):
+        config = only(
+            c4=C4Config(closing_brackets=closing),
+            fineweb=FineWebConfig(closing_brackets=closing, short_line_languages=["en"]),
+        )
+        failure, rewritten, _ = judge(page, config, "ja")
+        assert failure is None and rewritten.startswith(line), (closing, failure)

@@ -93,6 +93,17 @@ class C4Rules:
         self.end_punctuation = tuple(cfg.end_punctuation) + (COLONS if cfg.colon_lines else ())
         self.sentence_end = frozenset(terminal_punctuation())
 
+    def _ends_sentence(self, line: str, closing_brackets: bool) -> bool:
+        """Whether the line ends in one of C4's marks (not an ellipsis), or, with ``closing_brackets``, does so
+        once its closing brackets and single quotes are stripped ("… below.)"); a line ending in a mark that is
+        itself a closer (「…」) ends as it stands."""
+        if line.endswith(self.end_punctuation) and not line.endswith("..."):
+            return True
+        if not closing_brackets:
+            return False
+        end = line.rstrip(CLOSING_BRACKETS)
+        return end != line and end.endswith(self.end_punctuation) and not end.endswith("...")
+
     @staticmethod
     def _javascript_line(lowered: str, cfg: C4Config, language: str | None) -> bool:
         """Whether C4's JavaScript rule removes this (lower-cased) line. The notices are recognised in English
@@ -137,8 +148,7 @@ class C4Rules:
                 cleaned = self.citation_re.sub("", line)
                 if cleaned != line:
                     line, tokens = cleaned, None
-            end = line.rstrip(CLOSING_BRACKETS) if cfg.closing_brackets else line
-            fragment = terminal_punct and (not end.endswith(self.end_punctuation) or end.endswith("..."))
+            fragment = terminal_punct and not self._ends_sentence(line, cfg.closing_brackets)
             if fragment and not count_fragments:
                 continue
             # C4's code counts the words after removing citations, datatrove before

@@ -38,10 +38,14 @@ class FineWebRules:
         self.closers = CLOSING_BRACKETS if cfg.closing_brackets else ""
 
     def _ends(self, line: str) -> bool:
-        if self.closers:
-            line = line.rstrip(self.closers)
-            if not line:
-                return False
+        if self._ends_in_mark(line):
+            return True
+        if not self.closers:
+            return False
+        end = line.rstrip(self.closers)  # a mark that is itself a closer (「…」) ended the line above
+        return end != line and bool(end) and self._ends_in_mark(end)
+
+    def _ends_in_mark(self, line: str) -> bool:
         if self.single_chars is not None:  # one set lookup instead of endswith over 159 marks
             return line[-1] in self.single_chars
         return line.endswith(self.stop_chars)
