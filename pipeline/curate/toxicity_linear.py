@@ -138,7 +138,14 @@ class LinearToxicityScorer:
         self.vocabulary: dict[str, int] = v["vocabulary_"]
         self.idf = np.asarray(v["_tfidf"].idf_, dtype=np.float64)
         self.stop_words = english_stop_words()
-        self.vocabulary_has_stop_words = not self.stop_words.isdisjoint(self.vocabulary)
+        # what a token counts as: scikit-learn builds its vocabulary after removing stop words, so for its own
+        # pickles this is the vocabulary itself; one that holds stop words anyway has them left out here, as
+        # ``CountVectorizer.transform`` removes them before the lookup
+        self.lookup = (
+            self.vocabulary
+            if self.stop_words.isdisjoint(self.vocabulary)
+            else {token: i for token, i in self.vocabulary.items() if token not in self.stop_words}
+        )
 
         m = model.__dict__
         _check(model._class.endswith(".CalibratedClassifierCV"), f"model is {model._class}")
@@ -163,25 +170,12 @@ class LinearToxicityScorer:
 
     def counts(self, texts: list[str]) -> list[dict[int, int]]:
         """``CountVectorizer.transform`` of each text: ``{vocabulary index: count}`` in first-occurrence order."""
-        vocabulary, stop_words, findall = self.vocabulary, self.stop_words, self.findall
+        # the lookup done by ``map`` in C, the Python step only for tokens in the vocabulary (a step per token was
+        # ~3 % of a web curation's CPU on generated crawls)
+        get, findall = self.lookup.get, self.findall
         rows = []
-        if self.vocabulary_has_stop_words:
-            for text in texts:
-                counter: dict[int, int] = {}
-                for token in findall(text.lower()):
-                    if token in stop_words:
-                        continue
-                    index = vocabulary.get(token)
-                    if index is not None:
-                        counter[index] = counter.get(index, 0) + 1
-                rows.append(counter)
-            return rows
-        # scikit-learn builds the vocabulary after removing stop words, so none is in it and the lookup alone
-        # decides: done by ``map`` in C, the Python step is only for tokens in the vocabulary (a step per token
-        # was ~3 % of a web curation's CPU on generated crawls)
-        get = vocabulary.get
         for text in texts:
-            counter = {}
+            counter: dict[int, int] = {}
             for index in map(get, findall(text.lower())):
                 if index is not None:
                     counter[index] = counter.get(index, 0) + 1
